@@ -1,0 +1,52 @@
+# The README's commands are these targets. Everything installs into .venv/ at the repo root.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+DIR ?= .kafkalite
+BROKERS ?= 1
+PORT ?= 9092
+
+.PHONY: setup up down status test test-unit test-integration lint typecheck bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.installed: requirements.txt pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --no-deps -e .
+	bash scripts/install-system-deps.sh
+	touch $@
+
+setup: $(VENV)/.installed
+
+up: setup  ## first README command: install everything and start the cluster
+	$(BIN)/kafkalite up --brokers $(BROKERS) --dir $(DIR) --port $(PORT)
+
+down:
+	$(BIN)/kafkalite down --dir $(DIR)
+
+status:
+	$(BIN)/kafkalite status --dir $(DIR)
+
+test: setup  ## second README command: lint, types, layering, and every test suite
+	$(BIN)/ruff check kafkalite tests bench
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+	$(BIN)/pytest -n 2 --dist loadgroup
+
+test-unit: setup
+	$(BIN)/pytest -m unit
+
+lint: setup
+	$(BIN)/ruff check kafkalite tests bench
+	$(BIN)/ruff format --check kafkalite tests bench
+
+typecheck: setup
+	$(BIN)/mypy
+
+bench: setup
+	$(BIN)/python -m bench.run_all
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,182 @@
+"""The broker: where storage, metadata, the controller and the network meet.
+
+This is the composition root. It owns the event loop's long-lived objects and wires
+them: committed metadata records flow from the quorum into the metadata image and then
+into the replica manager, which makes the local logs match. Handlers reach everything
+through the ``Broker`` they are given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kafkalite.storage.config import LogConfig
+from kafkalite.storage.log_manager import LogManager
+
+from kafkalite.broker.events import EventLog
+from kafkalite.broker.producer_ids import ProducerIdManager
+from kafkalite.broker.replica_manager import ReplicaManager
+from kafkalite.broker.server import KafkaServer
+from kafkalite.controller.metadata_quorum import SingleVoterQuorum
+from kafkalite.controller.quorum_controller import QuorumController
+from kafkalite.controller.service import ControllerService
+from kafkalite.metadata.image import MetadataImage
+from kafkalite.metadata.records import (
+    ConfigRecord,
+    MetadataRecord,
+    PartitionChangeRecord,
+    PartitionRecord,
+    RemoveTopicRecord,
+    TopicRecord,
+)
+
+log = logging.getLogger(__name__)
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerConfig:
+    broker_id: int
+    host: str
+    port: int
+    admin_port: int
+    data_dir: Path
+    overrides: dict[str, str] = field(default_factory=dict)
+    rack: str | None = None
+
+
+class Broker:
+    """One Kafka-Lite broker process. Everything runs on one asyncio loop."""
+
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        self.broker_id = config.broker_id
+        self.now_ms = now_ms
+        self.cluster_id = _cluster_id(config.data_dir)
+        self.events = EventLog(config.broker_id, now_ms)
+        self.image = MetadataImage()
+        self.logs = LogManager(config.data_dir / "logs", LogConfig(), now_ms)
+        self.replica_manager = ReplicaManager(
+            config.broker_id, self.logs, self.image, self.events, now_ms
+        )
+        self.quorum = SingleVoterQuorum(config.data_dir / "metadata", now_ms)
+        self.quorum.register(self._on_commit)
+        self.controller = ControllerService(self.quorum, QuorumController(self.image))
+        self.broker_epoch = -1
+        self.producer_ids = ProducerIdManager(self)
+        self.server = KafkaServer(
+            self, int(config.overrides.get("socket.request.max.bytes", "104857600"))
+        )
+        self._tasks: list[asyncio.Task[None]] = []
+        self._stopped = asyncio.Event()
+
+    @property
+    def controller_id(self) -> int:
+        return self.broker_id
+
+    async def start(self) -> None:
+        self.quorum.replay_all()
+        self.broker_epoch = await self.controller.register_broker(
+            self.broker_id, self.config.host, self.config.port, self.config.rack, str(uuid.uuid4())
+        )
+        await self._apply_static_overrides()
+        await self.server.start(self.config.host, self.config.port)
+        self._tasks.append(asyncio.create_task(self._retention_loop(), name="retention"))
+        self.events.emit("broker_started", broker_epoch=self.broker_epoch)
+
+    async def _apply_static_overrides(self) -> None:
+        """``--config k=v`` at start-up become cluster-wide dynamic defaults, if changed."""
+        dynamic = {
+            k: v
+            for k, v in self.config.overrides.items()
+            if k != "socket.request.max.bytes" and self.image.broker_config(k) != v
+        }
+        if dynamic:
+            result = await self.controller.alter_configs("broker", "", dict(dynamic), False)
+            if result.message:
+                raise ValueError(result.message)
+
+    async def _retention_loop(self) -> None:
+        while True:
+            interval = int(self.image.broker_config("log.retention.check.interval.ms"))
+            await asyncio.sleep(interval / 1000)
+            try:
+                self.logs.cleanup()
+            except Exception:
+                log.exception("retention failed")
+
+    def _on_commit(self, offset: int, record: MetadataRecord) -> None:
+        """Replay a committed record, then bring local state in line with it."""
+        removed = None
+        if isinstance(record, RemoveTopicRecord):
+            topic = self.image.topics_by_id.get(record.topic_id)
+            removed = topic.name if topic else None
+        self.image.replay(record, offset)
+        match record:
+            case PartitionRecord() | PartitionChangeRecord():
+                topic = self.image.topics_by_id[record.topic_id]
+                self.replica_manager.apply_partition(
+                    topic.name, record.partition, topic.partitions[record.partition]
+                )
+            case TopicRecord():
+                self.events.emit("topic_created", topic=record.name, topic_id=record.topic_id)
+            case RemoveTopicRecord() if removed is not None:
+                self.replica_manager.remove_topic(removed)
+                self.events.emit("topic_deleted", topic=removed)
+            case ConfigRecord(resource_type="topic"):
+                self.replica_manager.update_topic_config(record.resource_name)
+                self.events.emit(
+                    "config_changed",
+                    resource=f"topic:{record.resource_name}",
+                    name=record.name,
+                    value=record.value,
+                )
+            case ConfigRecord():
+                self.replica_manager.update_all_configs()
+                self.events.emit(
+                    "config_changed",
+                    resource=f"broker:{record.resource_name}",
+                    name=record.name,
+                    value=record.value,
+                )
+            case _:
+                pass
+
+    async def serve_forever(self) -> None:
+        await self._stopped.wait()
+
+    def request_stop(self) -> None:
+        self._stopped.set()
+
+    async def stop(self) -> None:
+        """Controlled shutdown: stop taking requests, then close every log cleanly."""
+        await self.server.stop()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self.replica_manager.close()
+        self.quorum.close()
+
+
+def _cluster_id(data_dir: Path) -> str:
+    """Kafka keeps the cluster id in ``meta.properties``; so do we."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    meta = data_dir / "meta.properties"
+    if meta.exists():
+        for line in meta.read_text().splitlines():
+            if line.startswith("cluster.id="):
+                return line.split("=", 1)[1]
+    cluster_id = uuid.uuid4().hex[:22]
+    meta.write_text(f"version=1\ncluster.id={cluster_id}\n")
+    return cluster_id

@@ -1,0 +1,38 @@
+"""The broker's event stream: what happened, in order, for students to watch.
+
+Elections, ISR changes, truncations, suppressed duplicates, fenced requests, topics
+created: each becomes one JSON-ready event with a sequence number, kept in a bounded ring
+so a dashboard can poll ``/events?since=N`` and never miss what is still buffered.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+log = logging.getLogger("kafkalite.events")
+
+
+class EventLog:
+    def __init__(self, broker_id: int, now_ms: Callable[[], int], capacity: int = 10_000) -> None:
+        self.broker_id = broker_id
+        self.now_ms = now_ms
+        self._events: deque[dict[str, Any]] = deque(maxlen=capacity)
+        self._seq = 0
+
+    def emit(self, event_type: str, **fields: Any) -> None:
+        self._seq += 1
+        event = {
+            "seq": self._seq,
+            "time_ms": self.now_ms(),
+            "broker": self.broker_id,
+            "type": event_type,
+            **fields,
+        }
+        self._events.append(event)
+        log.info("%s %s", event_type, fields)
+
+    def since(self, seq: int) -> list[dict[str, Any]]:
+        return [e for e in self._events if e["seq"] > seq]

@@ -1,0 +1,18 @@
+"""One module per API family; importing this package fills the handler table."""
+
+from kafkalite.broker.handlers import (  # noqa: F401  (imported to register handlers)
+    api_versions,
+    cluster,
+    configs,
+    fetch,
+    leader_epoch,
+    list_offsets,
+    metadata,
+    produce,
+    producers,
+    records,
+    topics,
+)
+from kafkalite.broker.handlers.registry import HANDLERS
+
+__all__ = ["HANDLERS"]

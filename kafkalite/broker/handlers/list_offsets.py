@@ -1,0 +1,69 @@
+"""ListOffsets: earliest (-2), latest (-1) or first offset at/after a timestamp.
+
+"Latest" is the high watermark (or the last stable offset for read_committed): the end of
+what a consumer may read, not the leader's log end offset.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkalite.broker.context import RequestContext
+from kafkalite.broker.handlers.registry import handles
+from kafkalite.protocol.errors import ErrorCode, KafkaError
+from kafkalite.replication.partition import Partition
+
+EARLIEST = -2
+LATEST = -1
+MAX_TIMESTAMP = -3
+
+
+def _lookup(partition: Partition, timestamp: int, isolation: int) -> tuple[int, int]:
+    """``(offset, timestamp)``; ``(-1, -1)`` when no record is at or after ``timestamp``."""
+    bound = partition.fetch_offset_upper_bound(isolation)
+    if timestamp == EARLIEST:
+        return partition.log_start_offset, -1
+    if timestamp == LATEST:
+        return bound, -1
+    if timestamp == MAX_TIMESTAMP:
+        found = partition.log.max_timestamp_offset(bound)
+    else:
+        found = partition.log.offset_for_timestamp(timestamp)
+    if found is None or found[0] >= bound:
+        return -1, -1
+    return found
+
+
+def _partition(ctx: RequestContext, topic: str, p: Any, isolation: int) -> Any:
+    s = ctx.schema
+    try:
+        partition = ctx.broker.replica_manager.get_partition(topic, int(p.partition_index))
+        partition.check_leader(int(getattr(p, "current_leader_epoch", -1)))
+        offset, timestamp = _lookup(partition, int(p.timestamp), isolation)
+    except KafkaError as exc:
+        return s.ListOffsetsPartitionResponse(
+            partition_index=p.partition_index, error_code=exc.code, timestamp=-1, offset=-1
+        )
+    return s.ListOffsetsPartitionResponse(
+        partition_index=p.partition_index,
+        error_code=ErrorCode.none,
+        timestamp=timestamp,
+        offset=offset,
+        leader_epoch=partition.leader_epoch,
+    )
+
+
+@handles(2, 1, 7)
+async def list_offsets(ctx: RequestContext, request: Any) -> Any:
+    isolation = int(getattr(request, "isolation_level", 0))
+    s = ctx.schema
+    return s.ListOffsetsResponse(
+        throttle_time=0,
+        topics=tuple(
+            s.ListOffsetsTopicResponse(
+                name=t.name,
+                partitions=tuple(_partition(ctx, t.name, p, isolation) for p in t.partitions),
+            )
+            for t in request.topics
+        ),
+    )

@@ -1,0 +1,104 @@
+"""Metadata: brokers, the controller, and every partition's leader, replicas and ISR.
+
+Answered from this broker's replayed metadata image, so any broker can answer it. A topic
+the client names that does not exist is created on the spot when the client allows it and
+``auto.create.topics.enable`` is true, as Kafka does.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from kafkalite.broker.context import RequestContext
+from kafkalite.broker.handlers.registry import handles
+from kafkalite.controller.quorum_controller import (
+    INTERNAL_TOPICS,
+    CreatableTopic,
+    topic_name_error,
+)
+from kafkalite.metadata.image import TopicImage
+from kafkalite.protocol.errors import ErrorCode
+
+ZERO_UUID = uuid.UUID(int=0)
+
+
+def _requested_names(ctx: RequestContext, request: Any) -> list[str] | None:
+    """Names asked for, or None for "all topics" (v0 says that with an empty list)."""
+    if request.topics is None or (ctx.version == 0 and not request.topics):
+        return None
+    return [t.name for t in request.topics if t.name is not None]
+
+
+async def auto_create(ctx: RequestContext, names: list[str]) -> None:
+    broker = ctx.broker
+    if broker.image.broker_config("auto.create.topics.enable").lower() != "true":
+        return
+    missing = [n for n in names if broker.image.topic(n) is None and topic_name_error(n) is None]
+    if missing:
+        await broker.controller.create_topics([CreatableTopic(n, -1, -1) for n in missing])
+
+
+def _topic(ctx: RequestContext, image_topic: TopicImage) -> Any:
+    s = ctx.schema
+    partitions = tuple(
+        s.MetadataResponsePartition(
+            error_code=ErrorCode.none if reg.leader >= 0 else ErrorCode.leader_not_available,
+            partition_index=index,
+            leader_id=reg.leader,
+            leader_epoch=reg.leader_epoch,
+            replica_nodes=reg.replicas,
+            isr_nodes=reg.isr,
+            offline_replicas=tuple(
+                r
+                for r in reg.replicas
+                if r not in {b.broker_id for b in ctx.broker.image.live_brokers()}
+            ),
+        )
+        for index, reg in sorted(image_topic.partitions.items())
+    )
+    return s.MetadataResponseTopic(
+        error_code=ErrorCode.none,
+        name=image_topic.name,
+        topic_id=uuid.UUID(image_topic.topic_id),
+        is_internal=image_topic.name in INTERNAL_TOPICS,
+        partitions=partitions,
+    )
+
+
+def _missing(ctx: RequestContext, name: str) -> Any:
+    error = (
+        ErrorCode.invalid_topic_exception
+        if topic_name_error(name)
+        else (ErrorCode.unknown_topic_or_partition)
+    )
+    return ctx.schema.MetadataResponseTopic(
+        error_code=error, name=name, topic_id=ZERO_UUID, partitions=()
+    )
+
+
+@handles(3, 0, 12)
+async def metadata(ctx: RequestContext, request: Any) -> Any:
+    image = ctx.broker.image
+    names = _requested_names(ctx, request)
+    if names is not None and getattr(request, "allow_auto_topic_creation", True):
+        await auto_create(ctx, names)
+    if names is None:
+        topics = [_topic(ctx, t) for t in sorted(image.topics_by_id.values(), key=lambda t: t.name)]
+    else:
+        topics = [
+            _topic(ctx, found) if (found := image.topic(n)) else _missing(ctx, n) for n in names
+        ]
+    s = ctx.schema
+    brokers = tuple(
+        s.MetadataResponseBroker(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
+        for b in image.live_brokers()
+    )
+    return s.MetadataResponse(
+        throttle_time=0,
+        brokers=brokers,
+        cluster_id=ctx.broker.cluster_id,
+        controller_id=ctx.broker.controller_id,
+        topics=tuple(topics),
+        cluster_authorized_operations=-2147483648,
+    )

@@ -1,0 +1,61 @@
+"""Produce: append each partition's batches on its leader and answer per ``acks``.
+
+``acks=0`` gets no response at all; ``acks=1`` is answered after the leader's append;
+``acks=all`` (-1) waits until the high watermark passes the batch, i.e. every in-sync
+replica has it, or the request's timeout expires (REQUEST_TIMED_OUT).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkalite.broker.context import RequestContext
+from kafkalite.broker.handlers.registry import handles
+from kafkalite.broker.replica_manager import ProduceResult
+from kafkalite.protocol.codec import millis
+from kafkalite.protocol.errors import ErrorCode
+
+VALID_ACKS = (-1, 0, 1)
+
+
+@handles(0, 3, 9)
+async def produce(ctx: RequestContext, request: Any) -> Any:
+    replicas = ctx.broker.replica_manager
+    acks = int(request.acks)
+    results: list[tuple[str, int, ProduceResult]] = []
+    for topic in request.topic_data:
+        for part in topic.partition_data:
+            if acks not in VALID_ACKS:
+                result = ProduceResult(ErrorCode.invalid_required_acks)
+            else:
+                result = replicas.append_to_leader(topic.name, int(part.index), part.records, acks)
+            results.append((topic.name, int(part.index), result))
+    if acks == 0:
+        return None
+    if acks == -1:
+        await replicas.wait_for_acks(results, millis(request.timeout) / 1000)
+    return _response(ctx, results)
+
+
+def _response(ctx: RequestContext, results: list[tuple[str, int, ProduceResult]]) -> Any:
+    s = ctx.schema
+    by_topic: dict[str, list[Any]] = {}
+    for topic, index, r in results:
+        by_topic.setdefault(topic, []).append(
+            s.PartitionProduceResponse(
+                index=index,
+                error_code=r.error,
+                base_offset=r.base_offset,
+                log_append_time=r.log_append_time_ms,
+                log_start_offset=r.log_start_offset,
+                record_errors=(),
+                error_message=r.message,
+            )
+        )
+    return s.ProduceResponse(
+        responses=tuple(
+            s.TopicProduceResponse(name=name, partition_responses=tuple(parts))
+            for name, parts in by_topic.items()
+        ),
+        throttle_time=0,
+    )

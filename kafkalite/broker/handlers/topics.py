@@ -1,0 +1,84 @@
+"""CreateTopics, DeleteTopics, CreatePartitions: forwarded to the controller.
+
+Validation (names, partition counts, replication factor against live brokers, configs)
+happens in the controller, so every broker gives the same answer to the same request.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkalite.broker.context import RequestContext
+from kafkalite.broker.handlers.registry import handles
+from kafkalite.controller.quorum_controller import CreatableTopic
+
+
+def _creatable(topic: Any) -> CreatableTopic:
+    return CreatableTopic(
+        name=topic.name,
+        num_partitions=int(topic.num_partitions),
+        replication_factor=int(topic.replication_factor),
+        configs={c.name: c.value for c in topic.configs},
+        assignments={
+            int(a.partition_index): tuple(int(b) for b in a.broker_ids) for a in topic.assignments
+        },
+    )
+
+
+@handles(19, 2, 5)
+async def create_topics(ctx: RequestContext, request: Any) -> Any:
+    created = await ctx.broker.controller.create_topics(
+        [_creatable(t) for t in request.topics], bool(request.validate_only)
+    )
+    s = ctx.schema
+    image = ctx.broker.image
+    results = []
+    for c in created:
+        ok = c.result.error == 0
+        configs = image.topic_configs_resolved(c.name) if ok and not request.validate_only else {}
+        results.append(
+            s.CreatableTopicResult(
+                name=c.name,
+                error_code=c.result.error,
+                error_message=c.result.message,
+                topic_config_error_code=0,
+                num_partitions=c.num_partitions,
+                replication_factor=c.replication_factor,
+                configs=tuple(
+                    s.CreatableTopicConfigs(
+                        name=k, value=v, read_only=False, config_source=5, is_sensitive=False
+                    )
+                    for k, v in sorted(configs.items())
+                ),
+            )
+        )
+    return s.CreateTopicsResponse(throttle_time=0, topics=tuple(results))
+
+
+@handles(20, 1, 4)
+async def delete_topics(ctx: RequestContext, request: Any) -> Any:
+    deleted = await ctx.broker.controller.delete_topics(list(request.topic_names))
+    s = ctx.schema
+    return s.DeleteTopicsResponse(
+        throttle_time=0,
+        responses=tuple(
+            s.DeletableTopicResult(name=n, error_code=r.error, error_message=r.message)
+            for n, r in deleted
+        ),
+    )
+
+
+@handles(37, 0, 3)
+async def create_partitions(ctx: RequestContext, request: Any) -> Any:
+    s = ctx.schema
+    results = []
+    for topic in request.topics:
+        result = await ctx.broker.controller.create_partitions(
+            topic.name, int(topic.count), bool(request.validate_only)
+        )
+        results.append(
+            s.CreatePartitionsTopicResult(
+                name=topic.name, error_code=result.error, error_message=result.message
+            )
+        )
+    return s.CreatePartitionsResponse(throttle_time=0, results=tuple(results))

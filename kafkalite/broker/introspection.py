@@ -1,0 +1,107 @@
+"""The introspection endpoint: what Kafka hides, as JSON over plain HTTP.
+
+``GET /state`` returns every replica this broker hosts (log start/end offset, high
+watermark, last stable offset, leader epoch, ISR, producer states); ``GET
+/events?since=N`` returns the event stream after sequence N. It is read-only and
+separate from the Kafka listener, so a dashboard polling it never competes with clients
+for the Kafka protocol, and the supervisor can tell a hung broker from a slow one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
+
+if TYPE_CHECKING:
+    from kafkalite.broker.broker import Broker
+
+log = logging.getLogger(__name__)
+
+
+def broker_state(broker: Broker) -> dict[str, Any]:
+    partitions = []
+    for (topic, index), p in sorted(broker.replica_manager.partitions.items()):
+        partitions.append(
+            {
+                "topic": topic,
+                "partition": index,
+                "leader": p.leader,
+                "leader_epoch": p.leader_epoch,
+                "partition_epoch": p.partition_epoch,
+                "isr": list(p.isr),
+                "replicas": list(p.replicas),
+                "log_start_offset": p.log_start_offset,
+                "log_end_offset": p.log_end_offset,
+                "high_watermark": p.high_watermark,
+                "last_stable_offset": p.last_stable_offset,
+                "followers": [
+                    {
+                        "broker": f.broker_id,
+                        "log_end_offset": f.log_end_offset,
+                        "last_caught_up_time_ms": f.last_caught_up_time_ms,
+                    }
+                    for f in p.followers.values()
+                ],
+                "producers": p.log.producer_state.describe(),
+            }
+        )
+    return {
+        "broker_id": broker.broker_id,
+        "address": f"{broker.config.host}:{broker.config.port}",
+        "controller": broker.controller_id == broker.broker_id,
+        "state": "running",
+        "cluster_id": broker.cluster_id,
+        "broker_epoch": broker.broker_epoch,
+        "metadata_offset": broker.image.offset,
+        "partitions": partitions,
+        "events": broker.events.since(0)[-100:],
+    }
+
+
+class IntrospectionServer:
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self._server: asyncio.Server | None = None
+
+    async def start(self, host: str, port: int) -> None:
+        self._server = await asyncio.start_server(self._serve, host, port, reuse_address=True)
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            request_line = await asyncio.wait_for(reader.readline(), 5)
+            while (await asyncio.wait_for(reader.readline(), 5)) not in (b"\r\n", b"\n", b""):
+                pass
+            status, body = self._route(request_line.decode("latin-1"))
+            payload = json.dumps(body).encode()
+            writer.write(
+                f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n".encode()
+                + payload
+            )
+            await writer.drain()
+        except (TimeoutError, ConnectionError, UnicodeDecodeError):
+            pass
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    def _route(self, request_line: str) -> tuple[str, Any]:
+        parts = request_line.split()
+        if len(parts) < 2 or parts[0] != "GET":
+            return "405 Method Not Allowed", {"error": "only GET is served"}
+        url = urlsplit(parts[1])
+        if url.path == "/state":
+            return "200 OK", broker_state(self.broker)
+        if url.path == "/events":
+            since = int(parse_qs(url.query).get("since", ["0"])[0] or 0)
+            return "200 OK", {"events": self.broker.events.since(since)}
+        return "404 Not Found", {"error": f"no such path {url.path}"}

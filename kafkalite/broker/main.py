@@ -1,0 +1,75 @@
+"""Run one broker in the foreground until SIGTERM/SIGINT (containers, the supervisor)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from pathlib import Path
+
+from kafkalite.broker.broker import Broker, BrokerConfig
+from kafkalite.broker.introspection import IntrospectionServer
+from kafkalite.metadata.config_defs import InvalidConfigError, validate_broker_configs
+
+
+def parse_overrides(pairs: list[str]) -> dict[str, str]:
+    overrides: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise InvalidConfigError(pair, None, "expected key=value")
+        overrides[name.strip()] = value.strip()
+    checked = {k: v for k, v in overrides.items() if k != "socket.request.max.bytes"}
+    validate_broker_configs(dict(checked))
+    return overrides
+
+
+async def serve(config: BrokerConfig) -> None:
+    broker = Broker(config)
+    introspection = IntrospectionServer(broker)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, broker.request_stop)
+    await broker.start()
+    await introspection.start(config.host, config.admin_port)
+    logging.getLogger(__name__).info(
+        "broker %d listening on %s:%d (introspection :%d)",
+        config.broker_id,
+        config.host,
+        config.port,
+        config.admin_port,
+    )
+    try:
+        await broker.serve_forever()
+    finally:
+        await introspection.stop()
+        await broker.stop()
+
+
+def run_broker(args: argparse.Namespace) -> int:
+    """Entry point for ``kafkalite broker``; returns the process exit code."""
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(asctime)s %(levelname)s [broker %(process)d] %(name)s: %(message)s",
+    )
+    try:
+        overrides = parse_overrides(list(args.config or []))
+    except InvalidConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    config = BrokerConfig(
+        broker_id=int(args.id),
+        host=args.host,
+        port=int(args.port),
+        admin_port=int(args.admin_port),
+        data_dir=Path(args.data_dir),
+        overrides=overrides,
+    )
+    try:
+        asyncio.run(serve(config))
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0

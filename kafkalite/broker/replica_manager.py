@@ -1,0 +1,290 @@
+"""The partitions this broker hosts, and the produce/fetch work that spans them.
+
+Kafka's ``ReplicaManager``: it turns committed metadata (a partition was created, a leader
+changed, a topic was deleted) into local state (a log directory, a leader or follower
+role), appends produced batches to leaders, serves reads, and parks requests that must
+wait (acks=all, fetch ``min_bytes``) in the purgatory.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from kafkalite.storage.config import LogConfig
+from kafkalite.storage.errors import StorageError
+from kafkalite.storage.log import AppendInfo
+from kafkalite.storage.log_manager import LogManager
+
+from kafkalite.broker.events import EventLog
+from kafkalite.broker.purgatory import Purgatory
+from kafkalite.metadata.image import MetadataImage, PartitionRegistration
+from kafkalite.protocol.errors import ErrorCode, KafkaError
+from kafkalite.replication.partition import Partition
+
+log = logging.getLogger(__name__)
+TopicPartition = tuple[str, int]
+
+
+@dataclass(slots=True)
+class ProduceResult:
+    error: ErrorCode = ErrorCode.none
+    base_offset: int = -1
+    log_append_time_ms: int = -1
+    log_start_offset: int = -1
+    message: str | None = None
+    last_offset: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class FetchRequestPartition:
+    topic: str
+    partition: int
+    fetch_offset: int
+    max_bytes: int
+    current_leader_epoch: int = -1
+
+
+@dataclass(slots=True)
+class FetchResult:
+    error: ErrorCode = ErrorCode.none
+    high_watermark: int = -1
+    last_stable_offset: int = -1
+    log_start_offset: int = -1
+    records: bytes = b""
+
+
+class ReplicaManager:
+    """Owned by the broker's event loop; never touched from another thread."""
+
+    def __init__(
+        self,
+        broker_id: int,
+        logs: LogManager,
+        image: MetadataImage,
+        events: EventLog,
+        now_ms: Callable[[], int],
+    ) -> None:
+        self.broker_id = broker_id
+        self.logs = logs
+        self.image = image
+        self.events = events
+        self.now_ms = now_ms
+        self.partitions: dict[TopicPartition, Partition] = {}
+        self.produce_waiters = Purgatory()
+        self.fetch_waiters = Purgatory()
+
+    # ---- metadata -> local state -----------------------------------------------------
+
+    def log_config(self, topic: str) -> LogConfig:
+        return LogConfig.from_configs(self.image.topic_configs_resolved(topic))
+
+    def apply_partition(self, topic: str, index: int, reg: PartitionRegistration) -> None:
+        """Make local state match one partition's committed registration."""
+        if self.broker_id not in reg.replicas:
+            self.remove_partition(topic, index)
+            return
+        key = (topic, index)
+        partition = self.partitions.get(key)
+        if partition is None:
+            plog = self.logs.get_or_create(topic, index, self.log_config(topic))
+            partition = Partition(topic, index, plog, self.broker_id)
+            self.partitions[key] = partition
+        if reg.leader == self.broker_id:
+            was_leader = partition.is_leader and partition.leader_epoch == reg.leader_epoch
+            partition.make_leader(reg.leader_epoch, reg.partition_epoch, reg.replicas, reg.isr)
+            if not was_leader:
+                self.events.emit(
+                    "leader_elected",
+                    topic=topic,
+                    partition=index,
+                    leader=self.broker_id,
+                    leader_epoch=reg.leader_epoch,
+                )
+        else:
+            partition.make_follower(
+                reg.leader, reg.leader_epoch, reg.partition_epoch, reg.replicas, reg.isr
+            )
+        self.fetch_waiters.notify(key)
+
+    def remove_partition(self, topic: str, index: int) -> None:
+        if self.partitions.pop((topic, index), None) is not None:
+            self.logs.delete(topic, index)
+
+    def remove_topic(self, topic: str) -> None:
+        for key in [k for k in self.partitions if k[0] == topic]:
+            self.remove_partition(*key)
+
+    def update_topic_config(self, topic: str) -> None:
+        config = self.log_config(topic)
+        for (name, _), partition in self.partitions.items():
+            if name == topic:
+                partition.log.update_config(config)
+
+    def update_all_configs(self) -> None:
+        for topic in {name for name, _ in self.partitions}:
+            self.update_topic_config(topic)
+
+    # ---- produce ---------------------------------------------------------------------
+
+    def get_partition(self, topic: str, index: int) -> Partition:
+        partition = self.partitions.get((topic, index))
+        if partition is None:
+            raise KafkaError(
+                ErrorCode.unknown_topic_or_partition, f"This server does not host {topic}-{index}"
+            )
+        return partition
+
+    def append_to_leader(
+        self, topic: str, index: int, records: bytes | None, required_acks: int
+    ) -> ProduceResult:
+        """Append one partition's batches; errors become the partition's error code."""
+        try:
+            partition = self.get_partition(topic, index)
+            if not records:
+                raise KafkaError(ErrorCode.corrupt_message, "produce request without records")
+            min_isr = int(self.image.topic_config_source(topic, "min.insync.replicas")[0])
+            info = partition.append_records_to_leader(records, required_acks, min_isr)
+        except KafkaError as exc:
+            return ProduceResult(exc.code, message=exc.message)
+        except StorageError as exc:
+            return ProduceResult(exc.error_code, message=str(exc))
+        self._after_append(topic, index, info)
+        return ProduceResult(
+            base_offset=info.first_offset,
+            last_offset=info.last_offset,
+            log_append_time_ms=info.log_append_time_ms,
+            log_start_offset=info.log_start_offset,
+        )
+
+    def _after_append(self, topic: str, index: int, info: AppendInfo) -> None:
+        if info.duplicate_of is not None:
+            self.events.emit(
+                "duplicate_suppressed",
+                topic=topic,
+                partition=index,
+                original_offset=info.first_offset,
+            )
+            return
+        self.fetch_waiters.notify((topic, index))
+        self.produce_waiters.notify((topic, index))
+
+    async def wait_for_acks(
+        self, pending: Sequence[tuple[str, int, ProduceResult]], timeout_s: float
+    ) -> None:
+        """acks=all: wait until the HW passes each batch, then fix up each result."""
+        waiting = [(t, p, r) for t, p, r in pending if r.error == ErrorCode.none]
+
+        def replicated() -> bool:
+            return all(self._acked(t, p, r) for t, p, r in waiting)
+
+        done = await self.produce_waiters.wait_until(
+            [(t, p) for t, p, _ in waiting], replicated, timeout_s
+        )
+        if done:
+            return
+        for topic, index, result in waiting:
+            if not self._acked(topic, index, result):
+                result.error = ErrorCode.request_timed_out
+
+    def _acked(self, topic: str, index: int, result: ProduceResult) -> bool:
+        partition = self.partitions.get((topic, index))
+        if partition is None or not partition.is_leader:
+            result.error = ErrorCode.not_leader_or_follower
+            return True
+        return partition.high_watermark > result.last_offset
+
+    # ---- fetch -----------------------------------------------------------------------
+
+    def read(
+        self,
+        request: FetchRequestPartition,
+        isolation_level: int,
+        max_bytes: int,
+        min_one_message: bool,
+    ) -> FetchResult:
+        try:
+            partition = self.get_partition(request.topic, request.partition)
+            partition.check_leader(request.current_leader_epoch)
+            data = partition.read_records(
+                request.fetch_offset,
+                min(max_bytes, request.max_bytes),
+                isolation_level,
+                min_one_message,
+            )
+        except KafkaError as exc:
+            return FetchResult(exc.code)
+        except StorageError as exc:
+            return FetchResult(exc.error_code, *self._offsets(request))
+        return FetchResult(
+            ErrorCode.none,
+            partition.high_watermark,
+            partition.last_stable_offset,
+            partition.log_start_offset,
+            data.records,
+        )
+
+    def _offsets(self, request: FetchRequestPartition) -> tuple[int, int, int]:
+        partition = self.partitions.get((request.topic, request.partition))
+        if partition is None:
+            return -1, -1, -1
+        return partition.high_watermark, partition.last_stable_offset, partition.log_start_offset
+
+    def read_all(
+        self,
+        requests: Sequence[FetchRequestPartition],
+        isolation_level: int,
+        response_max_bytes: int,
+    ) -> list[FetchResult]:
+        """Read each partition in order, sharing the response's byte budget.
+
+        The first partition that has data returns at least one whole batch even past the
+        limits (Kafka's rule, so one large batch cannot block a consumer forever).
+        """
+        results: list[FetchResult] = []
+        budget = response_max_bytes
+        for request in requests:
+            result = self.read(
+                request,
+                isolation_level,
+                max(budget, 0),
+                min_one_message=budget == response_max_bytes,
+            )
+            budget -= len(result.records)
+            results.append(result)
+        return results
+
+    async def wait_for_data(
+        self,
+        requests: Sequence[FetchRequestPartition],
+        isolation_level: int,
+        min_bytes: int,
+        timeout_s: float,
+    ) -> None:
+        def enough() -> bool:
+            return self.available_bytes(requests, isolation_level) >= min_bytes
+
+        await self.fetch_waiters.wait_until(
+            [(r.topic, r.partition) for r in requests], enough, timeout_s
+        )
+
+    def available_bytes(
+        self, requests: Sequence[FetchRequestPartition], isolation_level: int
+    ) -> int:
+        """Bytes a fetch would return now; any error counts as data, to answer at once."""
+        total = 0
+        for request in requests:
+            partition = self.partitions.get((request.topic, request.partition))
+            if partition is None or not partition.is_leader:
+                return 1 << 30
+            bound = partition.fetch_offset_upper_bound(isolation_level)
+            if request.fetch_offset > partition.log_end_offset or (
+                request.fetch_offset < partition.log_start_offset
+            ):
+                return 1 << 30
+            total += partition.log.bytes_between(request.fetch_offset, bound)
+        return total
+
+    def close(self) -> None:
+        self.logs.close_all()

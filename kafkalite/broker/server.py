@@ -1,0 +1,130 @@
+"""The asyncio TCP server: frames in, handler calls, frames out.
+
+Like Kafka's network layer, a connection is served one request at a time: the next frame
+is read only after the previous response was queued. A client may still pipeline (the
+Java and librdkafka producers keep up to five requests in flight); the requests wait in the
+socket buffer, and responses go back in request order, which is what Kafka guarantees and
+what idempotent producers rely on.
+
+Anything wrong with a frame (garbage, a version we do not speak, a frame bigger than
+``socket.request.max.bytes``) closes that connection only. Kafka does the same, except
+that ApiVersions gets a real answer: an UNSUPPORTED_VERSION reply in v0 format that lists
+what we do speak, so new clients can downgrade.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import struct
+from typing import TYPE_CHECKING
+
+from kafkalite.broker.context import RequestContext
+from kafkalite.broker.handlers import HANDLERS
+from kafkalite.broker.handlers.api_versions import unsupported_version_reply
+from kafkalite.protocol.codec import (
+    API_VERSIONS_KEY,
+    MalformedRequestError,
+    UnsupportedApiError,
+    decode_request,
+    encode_response,
+)
+
+if TYPE_CHECKING:
+    from kafkalite.broker.broker import Broker
+
+log = logging.getLogger(__name__)
+_SIZE = struct.Struct(">i")
+
+
+class ConnectionClosed(Exception):
+    """Ends a connection's loop; the reason is logged once, in ``_close``."""
+
+
+class KafkaServer:
+    """Accepts client (and, later, peer) connections on the broker's listener."""
+
+    def __init__(self, broker: Broker, max_request_bytes: int) -> None:
+        self.broker = broker
+        self.max_request_bytes = max_request_bytes
+        self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.Task[None]] = set()
+
+    async def start(self, host: str, port: int) -> None:
+        self._server = await asyncio.start_server(self._serve, host, port, reuse_address=True)
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._connections):
+            task.cancel()
+        await asyncio.gather(*self._connections, return_exceptions=True)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        peer = _peer_name(writer)
+        try:
+            await self._loop(reader, writer, peer)
+        except ConnectionClosed as exc:
+            log.info("closing connection from %s: %s", peer, exc)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            self._connections.discard(task)
+            await self._close(writer)
+
+    async def _loop(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: str
+    ) -> None:
+        while True:
+            size = _SIZE.unpack(await reader.readexactly(4))[0]
+            if size < 0 or size > self.max_request_bytes:
+                raise ConnectionClosed(
+                    f"frame of {size} bytes exceeds socket.request.max.bytes "
+                    f"({self.max_request_bytes})"
+                )
+            frame = await reader.readexactly(size)
+            response = await self._handle(frame, peer)
+            if response is not None:
+                writer.write(response)
+                await writer.drain()
+
+    async def _handle(self, frame: bytes, peer: str) -> bytes | None:
+        try:
+            request = decode_request(frame)
+        except UnsupportedApiError as exc:
+            if exc.api_key == API_VERSIONS_KEY and exc.correlation_id is not None:
+                return unsupported_version_reply(exc.correlation_id)
+            raise ConnectionClosed(str(exc)) from exc
+        except MalformedRequestError as exc:
+            raise ConnectionClosed(str(exc)) from exc
+        handler = HANDLERS.get(request.api_key)
+        if handler is None or not handler.supports(request.api_version):
+            if request.api_key == API_VERSIONS_KEY:
+                return unsupported_version_reply(request.correlation_id)
+            raise ConnectionClosed(
+                f"api_key={request.api_key} v{request.api_version} is not supported"
+            )
+        context = RequestContext(self.broker, request, peer)
+        try:
+            body = await handler.fn(context, request.body)
+        except Exception as exc:
+            log.exception("handler for api_key=%d failed", request.api_key)
+            raise ConnectionClosed(f"internal error: {exc!r}") from exc
+        if body is None:
+            return None
+        return encode_response(request.api_key, request.api_version, request.correlation_id, body)
+
+    @staticmethod
+    async def _close(writer: asyncio.StreamWriter) -> None:
+        writer.close()
+        with contextlib.suppress(Exception):
+            await writer.wait_closed()
+
+
+def _peer_name(writer: asyncio.StreamWriter) -> str:
+    peer = writer.get_extra_info("peername")
+    return f"{peer[0]}:{peer[1]}" if peer else "?"

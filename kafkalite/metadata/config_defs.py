@@ -1,0 +1,366 @@
+"""Every setting Kafka-Lite knows, under Kafka's name, with Kafka's default beside ours.
+
+Kafka-Lite's defaults are tuned for a lab (small segments, failure detection in about a
+second); each can be set back to Kafka's own with the same name. A topic setting falls back
+to its broker synonym (``retention.ms`` -> ``log.retention.ms``), as in Kafka, so
+DescribeConfigs can say where a value comes from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+
+
+class ConfigType(Enum):
+    BOOLEAN = 1
+    STRING = 2
+    INT = 3
+    SHORT = 4
+    LONG = 5
+    DOUBLE = 6
+    LIST = 7
+    CLASS = 8
+    PASSWORD = 9
+
+
+class InvalidConfigError(ValueError):
+    """A value that Kafka would reject (Kafka: INVALID_CONFIG)."""
+
+    def __init__(self, name: str, value: str | None, reason: str) -> None:
+        super().__init__(f"Invalid value {value!r} for configuration {name}: {reason}")
+        self.name = name
+        self.value = value
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigDef:
+    name: str
+    type: ConfigType
+    default: str  # Kafka-Lite's (lab) default
+    kafka_default: str
+    doc: str
+    minimum: int | None = None
+    choices: tuple[str, ...] | None = None
+    broker_synonym: str | None = None  # for topic configs: the broker-wide default's name
+    read_only: bool = False
+
+    def validate(self, value: str | None) -> None:
+        if value is None:
+            raise InvalidConfigError(self.name, value, "a value is required")
+        check = _CHECKS[self.type]
+        if not check(value):
+            raise InvalidConfigError(self.name, value, f"expected a {self.type.name.lower()}")
+        if self.minimum is not None and int(value) < self.minimum:
+            raise InvalidConfigError(self.name, value, f"must be at least {self.minimum}")
+        if self.choices is not None:
+            for item in value.split(","):
+                if item.strip() not in self.choices:
+                    raise InvalidConfigError(
+                        self.name, value, f"must be one of {', '.join(self.choices)}"
+                    )
+
+
+def _is_int(value: str) -> bool:
+    try:
+        int(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_double(value: str) -> bool:
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True
+
+
+_CHECKS: dict[ConfigType, Callable[[str], bool]] = {
+    ConfigType.BOOLEAN: lambda v: v.lower() in ("true", "false"),
+    ConfigType.STRING: lambda v: True,
+    ConfigType.INT: _is_int,
+    ConfigType.SHORT: _is_int,
+    ConfigType.LONG: _is_int,
+    ConfigType.DOUBLE: _is_double,
+    ConfigType.LIST: lambda v: True,
+    ConfigType.CLASS: lambda v: True,
+    ConfigType.PASSWORD: lambda v: True,
+}
+
+_B = ConfigType.BOOLEAN
+_I = ConfigType.INT
+_L = ConfigType.LONG
+_S = ConfigType.STRING
+
+TOPIC_CONFIGS: dict[str, ConfigDef] = {
+    d.name: d
+    for d in (
+        ConfigDef(
+            "cleanup.policy",
+            ConfigType.LIST,
+            "delete",
+            "delete",
+            "delete old segments, or compact to the latest value per key",
+            choices=("delete", "compact"),
+            broker_synonym="log.cleanup.policy",
+        ),
+        ConfigDef(
+            "min.insync.replicas",
+            _I,
+            "1",
+            "1",
+            "replicas that must be in sync for an acks=all write to be accepted",
+            minimum=1,
+            broker_synonym="min.insync.replicas",
+        ),
+        ConfigDef(
+            "retention.ms",
+            _L,
+            "604800000",
+            "604800000",
+            "age after which a closed segment is deleted (-1: forever)",
+            minimum=-1,
+            broker_synonym="log.retention.ms",
+        ),
+        ConfigDef(
+            "retention.bytes",
+            _L,
+            "-1",
+            "-1",
+            "partition size above which the oldest segments are deleted (-1: no limit)",
+            minimum=-1,
+            broker_synonym="log.retention.bytes",
+        ),
+        ConfigDef(
+            "segment.bytes",
+            _I,
+            "1048576",
+            "1073741824",
+            "a segment rolls when it reaches this size (small in the lab to see rolls)",
+            minimum=14,
+            broker_synonym="log.segment.bytes",
+        ),
+        ConfigDef(
+            "segment.ms",
+            _L,
+            "604800000",
+            "604800000",
+            "a segment rolls when its first batch is this old",
+            minimum=1,
+            broker_synonym="log.roll.ms",
+        ),
+        ConfigDef(
+            "index.interval.bytes",
+            _I,
+            "4096",
+            "4096",
+            "bytes between offset index entries",
+            minimum=0,
+            broker_synonym="log.index.interval.bytes",
+        ),
+        ConfigDef(
+            "max.message.bytes",
+            _I,
+            "1048588",
+            "1048588",
+            "largest record batch the broker accepts",
+            minimum=0,
+            broker_synonym="message.max.bytes",
+        ),
+        ConfigDef(
+            "message.timestamp.type",
+            _S,
+            "CreateTime",
+            "CreateTime",
+            "CreateTime keeps the producer's timestamps; LogAppendTime uses the broker's",
+            choices=("CreateTime", "LogAppendTime"),
+            broker_synonym="log.message.timestamp.type",
+        ),
+        ConfigDef(
+            "unclean.leader.election.enable",
+            _B,
+            "false",
+            "false",
+            "let an out-of-sync replica become leader (availability over durability)",
+            broker_synonym="unclean.leader.election.enable",
+        ),
+        ConfigDef(
+            "compression.type",
+            _S,
+            "producer",
+            "producer",
+            "'producer' keeps the producer's compression (the only mode here)",
+            choices=("producer",),
+            broker_synonym="compression.type",
+        ),
+    )
+}
+
+BROKER_CONFIGS: dict[str, ConfigDef] = {
+    d.name: d
+    for d in (
+        ConfigDef(
+            "log.cleanup.policy",
+            ConfigType.LIST,
+            "delete",
+            "delete",
+            "default cleanup.policy",
+            choices=("delete", "compact"),
+        ),
+        ConfigDef("min.insync.replicas", _I, "1", "1", "default min.insync.replicas", minimum=1),
+        ConfigDef(
+            "log.retention.ms", _L, "604800000", "604800000", "default retention.ms", minimum=-1
+        ),
+        ConfigDef("log.retention.bytes", _L, "-1", "-1", "default retention.bytes", minimum=-1),
+        ConfigDef(
+            "log.segment.bytes", _I, "1048576", "1073741824", "default segment.bytes", minimum=14
+        ),
+        ConfigDef("log.roll.ms", _L, "604800000", "604800000", "default segment.ms", minimum=1),
+        ConfigDef(
+            "log.index.interval.bytes",
+            _I,
+            "4096",
+            "4096",
+            "default index.interval.bytes",
+            minimum=0,
+        ),
+        ConfigDef(
+            "log.message.timestamp.type",
+            _S,
+            "CreateTime",
+            "CreateTime",
+            "default message.timestamp.type",
+            choices=("CreateTime", "LogAppendTime"),
+        ),
+        ConfigDef(
+            "log.retention.check.interval.ms",
+            _L,
+            "5000",
+            "300000",
+            "how often retention runs",
+            minimum=1,
+        ),
+        ConfigDef(
+            "unclean.leader.election.enable",
+            _B,
+            "false",
+            "false",
+            "default unclean.leader.election.enable",
+        ),
+        ConfigDef(
+            "compression.type",
+            _S,
+            "producer",
+            "producer",
+            "default compression.type",
+            choices=("producer",),
+        ),
+        ConfigDef(
+            "message.max.bytes", _I, "1048588", "1048588", "default max.message.bytes", minimum=0
+        ),
+        ConfigDef(
+            "socket.request.max.bytes",
+            _I,
+            "104857600",
+            "104857600",
+            "largest request frame; a bigger one closes the connection",
+            minimum=1,
+            read_only=True,
+        ),
+        ConfigDef(
+            "auto.create.topics.enable",
+            _B,
+            "true",
+            "true",
+            "create a topic on first Metadata request for it",
+        ),
+        ConfigDef("num.partitions", _I, "1", "1", "partitions of an auto-created topic", minimum=1),
+        ConfigDef(
+            "default.replication.factor",
+            _I,
+            "1",
+            "1",
+            "replication factor of an auto-created topic",
+            minimum=1,
+        ),
+        ConfigDef(
+            "offsets.topic.num.partitions",
+            _I,
+            "1",
+            "50",
+            "partitions of __consumer_offsets",
+            minimum=1,
+            read_only=True,
+        ),
+        ConfigDef(
+            "offsets.topic.replication.factor",
+            _I,
+            "1",
+            "3",
+            "replication factor of __consumer_offsets",
+            minimum=1,
+            read_only=True,
+        ),
+        ConfigDef(
+            "group.initial.rebalance.delay.ms",
+            _I,
+            "0",
+            "3000",
+            "wait for more members before the first rebalance of an empty group",
+            minimum=0,
+        ),
+        ConfigDef(
+            "group.min.session.timeout.ms",
+            _I,
+            "1000",
+            "6000",
+            "smallest session.timeout.ms a consumer may ask for",
+            minimum=0,
+        ),
+        ConfigDef(
+            "group.max.session.timeout.ms",
+            _I,
+            "1800000",
+            "1800000",
+            "largest session.timeout.ms a consumer may ask for",
+            minimum=0,
+        ),
+        ConfigDef(
+            "offsets.retention.minutes",
+            _I,
+            "10080",
+            "10080",
+            "how long committed offsets of an empty group are kept",
+            minimum=1,
+        ),
+        ConfigDef(
+            "producer.id.expiration.ms",
+            _I,
+            "86400000",
+            "86400000",
+            "idle time after which a producer's dedup state is dropped",
+            minimum=1,
+        ),
+    )
+}
+
+
+def validate_topic_configs(configs: dict[str, str | None]) -> None:
+    for name, value in configs.items():
+        definition = TOPIC_CONFIGS.get(name)
+        if definition is None:
+            raise InvalidConfigError(name, value, "unknown topic configuration")
+        definition.validate(value)
+
+
+def validate_broker_configs(configs: dict[str, str | None]) -> None:
+    for name, value in configs.items():
+        definition = BROKER_CONFIGS.get(name)
+        if definition is None:
+            raise InvalidConfigError(name, value, "unknown broker configuration")
+        if definition.read_only:
+            raise InvalidConfigError(name, value, "cannot be changed while the broker runs")
+        definition.validate(value)

@@ -1,0 +1,164 @@
+"""The metadata image: the cluster as a broker knows it, rebuilt by replaying records.
+
+Nothing changes the image but :meth:`MetadataImage.replay`. The controller replays the
+records it writes into its own image too, so controller and brokers can never disagree
+about what a committed record means. Owned by one asyncio task; not thread-safe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from kafkalite.metadata.config_defs import BROKER_CONFIGS, TOPIC_CONFIGS
+from kafkalite.metadata.records import (
+    NO_LEADER,
+    ConfigRecord,
+    FenceBrokerRecord,
+    MetadataRecord,
+    PartitionChangeRecord,
+    PartitionRecord,
+    ProducerIdsRecord,
+    RegisterBrokerRecord,
+    RemoveTopicRecord,
+    TopicRecord,
+    UnfenceBrokerRecord,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerRegistration:
+    broker_id: int
+    host: str
+    port: int
+    rack: str | None
+    incarnation_id: str
+    broker_epoch: int
+    fenced: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionRegistration:
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+
+    def change(self, record: PartitionChangeRecord) -> PartitionRegistration:
+        """Apply a change the way KRaft does: a new leader bumps the leader epoch."""
+        result = self
+        if record.leader is not None and record.leader != self.leader:
+            result = replace(result, leader=record.leader, leader_epoch=self.leader_epoch + 1)
+        if record.isr is not None:
+            result = replace(result, isr=record.isr)
+        return replace(result, partition_epoch=self.partition_epoch + 1)
+
+
+@dataclass(slots=True)
+class TopicImage:
+    name: str
+    topic_id: str
+    partitions: dict[int, PartitionRegistration] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class MetadataImage:
+    brokers: dict[int, BrokerRegistration] = field(default_factory=dict)
+    topics_by_id: dict[str, TopicImage] = field(default_factory=dict)
+    topic_ids: dict[str, str] = field(default_factory=dict)  # name -> id
+    topic_configs: dict[str, dict[str, str]] = field(default_factory=dict)
+    broker_configs: dict[str, dict[str, str]] = field(default_factory=dict)  # "" = cluster
+    next_producer_id: int = 0
+    offset: int = -1  # offset of the last record replayed
+
+    def replay(self, record: MetadataRecord, offset: int) -> None:
+        match record:
+            case RegisterBrokerRecord():
+                self.brokers[record.broker_id] = BrokerRegistration(
+                    record.broker_id,
+                    record.host,
+                    record.port,
+                    record.rack,
+                    record.incarnation_id,
+                    record.broker_epoch,
+                )
+            case FenceBrokerRecord() | UnfenceBrokerRecord():
+                current = self.brokers.get(record.broker_id)
+                if current is not None and current.broker_epoch == record.broker_epoch:
+                    fenced = isinstance(record, FenceBrokerRecord)
+                    self.brokers[record.broker_id] = replace(current, fenced=fenced)
+            case TopicRecord():
+                self.topics_by_id[record.topic_id] = TopicImage(record.name, record.topic_id)
+                self.topic_ids[record.name] = record.topic_id
+            case PartitionRecord():
+                self.topics_by_id[record.topic_id].partitions[record.partition] = (
+                    PartitionRegistration(
+                        record.replicas,
+                        record.isr,
+                        record.leader,
+                        record.leader_epoch,
+                        record.partition_epoch,
+                    )
+                )
+            case PartitionChangeRecord():
+                partitions = self.topics_by_id[record.topic_id].partitions
+                partitions[record.partition] = partitions[record.partition].change(record)
+            case RemoveTopicRecord():
+                topic = self.topics_by_id.pop(record.topic_id)
+                del self.topic_ids[topic.name]
+                self.topic_configs.pop(topic.name, None)
+            case ConfigRecord():
+                self._replay_config(record)
+            case ProducerIdsRecord():
+                self.next_producer_id = max(self.next_producer_id, record.next_producer_id)
+        self.offset = offset
+
+    def _replay_config(self, record: ConfigRecord) -> None:
+        table = self.topic_configs if record.resource_type == "topic" else self.broker_configs
+        overrides = table.setdefault(record.resource_name, {})
+        if record.value is None:
+            overrides.pop(record.name, None)
+        else:
+            overrides[record.name] = record.value
+
+    # ---- queries -------------------------------------------------------------------
+
+    def topic(self, name: str) -> TopicImage | None:
+        topic_id = self.topic_ids.get(name)
+        return None if topic_id is None else self.topics_by_id[topic_id]
+
+    def partition(self, topic: str, partition: int) -> PartitionRegistration | None:
+        image = self.topic(topic)
+        return None if image is None else image.partitions.get(partition)
+
+    def live_brokers(self) -> list[BrokerRegistration]:
+        return sorted((b for b in self.brokers.values() if not b.fenced), key=lambda b: b.broker_id)
+
+    def broker_config(self, name: str, broker_id: int | None = None) -> str:
+        """Dynamic per-broker value, then cluster-wide dynamic value, then the default."""
+        if broker_id is not None:
+            value = self.broker_configs.get(str(broker_id), {}).get(name)
+            if value is not None:
+                return value
+        value = self.broker_configs.get("", {}).get(name)
+        return value if value is not None else BROKER_CONFIGS[name].default
+
+    def topic_config_source(self, topic: str, name: str) -> tuple[str, str]:
+        """``(value, source)`` with source one of topic / broker / default."""
+        override = self.topic_configs.get(topic, {}).get(name)
+        if override is not None:
+            return override, "topic"
+        synonym = TOPIC_CONFIGS[name].broker_synonym
+        if synonym is not None and synonym in BROKER_CONFIGS:
+            cluster_wide = self.broker_configs.get("", {}).get(synonym)
+            if cluster_wide is not None:
+                return cluster_wide, "broker"
+            return BROKER_CONFIGS[synonym].default, "default"
+        return TOPIC_CONFIGS[name].default, "default"
+
+    def topic_configs_resolved(self, topic: str) -> dict[str, str]:
+        return {name: self.topic_config_source(topic, name)[0] for name in TOPIC_CONFIGS}
+
+    def partition_leader(self, topic: str, partition: int) -> int:
+        registration = self.partition(topic, partition)
+        return NO_LEADER if registration is None else registration.leader

@@ -1,0 +1,131 @@
+"""Metadata records: every change to the cluster's shape is one of these, appended to the
+``__cluster_metadata`` log and replayed, in order, by every broker.
+
+They mirror KRaft's record types (``RegisterBrokerRecord``, ``TopicRecord``,
+``PartitionRecord``, ``PartitionChangeRecord``, ``ConfigRecord``, ...) with Kafka's field
+names, but are stored as JSON values inside ordinary v2 record batches so that a student
+can read the metadata log with any Kafka tool's eyes and a text editor.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+NO_LEADER = -1
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterBrokerRecord:
+    broker_id: int
+    host: str
+    port: int
+    rack: str | None
+    incarnation_id: str
+    broker_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class FenceBrokerRecord:
+    broker_id: int
+    broker_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class UnfenceBrokerRecord:
+    broker_id: int
+    broker_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class TopicRecord:
+    name: str
+    topic_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionRecord:
+    topic_id: str
+    partition: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionChangeRecord:
+    """A new leader and/or ISR. ``None`` means unchanged; a new leader bumps leader_epoch."""
+
+    topic_id: str
+    partition: int
+    leader: int | None = None
+    isr: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveTopicRecord:
+    topic_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigRecord:
+    """``value=None`` removes the override, so the default applies again."""
+
+    resource_type: str  # "topic" or "broker"
+    resource_name: str  # topic name, or broker id as a string ("" for the cluster default)
+    name: str
+    value: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerIdsRecord:
+    """A block of producer ids handed to one broker; ``next_producer_id`` is past its end."""
+
+    broker_id: int
+    broker_epoch: int
+    next_producer_id: int
+
+
+MetadataRecord = (
+    RegisterBrokerRecord
+    | FenceBrokerRecord
+    | UnfenceBrokerRecord
+    | TopicRecord
+    | PartitionRecord
+    | PartitionChangeRecord
+    | RemoveTopicRecord
+    | ConfigRecord
+    | ProducerIdsRecord
+)
+
+_BY_NAME: dict[str, type[Any]] = {
+    cls.__name__: cls
+    for cls in (
+        RegisterBrokerRecord,
+        FenceBrokerRecord,
+        UnfenceBrokerRecord,
+        TopicRecord,
+        PartitionRecord,
+        PartitionChangeRecord,
+        RemoveTopicRecord,
+        ConfigRecord,
+        ProducerIdsRecord,
+    )
+}
+
+
+def encode(record: MetadataRecord) -> bytes:
+    return json.dumps({"type": type(record).__name__, **asdict(record)}).encode()
+
+
+def decode(data: bytes) -> MetadataRecord:
+    raw = json.loads(data)
+    cls = _BY_NAME[raw.pop("type")]
+    for f in fields(cls):
+        if isinstance(raw.get(f.name), list):
+            raw[f.name] = tuple(raw[f.name])
+    record: MetadataRecord = cls(**raw)
+    return record

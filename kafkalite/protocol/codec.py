@@ -1,0 +1,177 @@
+"""Request decoding and response encoding through kio's generated schemas. No I/O here.
+
+A Kafka frame on the wire is ``int32 size`` followed by ``size`` bytes; this module works
+on the bytes after the size. A request starts with ``api_key:int16, api_version:int16``,
+which is enough to pick the header version: v2 (with tagged fields) for the flexible
+versions of an API, v1 otherwise. Responses use header v1 for flexible versions and v0
+otherwise, except ApiVersions, which always answers with header v0 so that a client that
+does not yet know what the broker speaks can read the reply.
+
+Handlers build responses with :class:`VersionedSchema`, which hides the field churn
+between versions: a field a version lacks is dropped, and millisecond integers become the
+timedelta/datetime values kio's writers expect.
+"""
+
+from __future__ import annotations
+
+import datetime
+import io
+import struct
+import sys
+from dataclasses import dataclass, fields
+from functools import cache
+from types import ModuleType
+from typing import Any, cast
+
+from kio.index import UnknownAPIKey, UnknownEntity, load_request_schema, load_response_schema
+from kio.schema.errors import ErrorCode
+from kio.schema.response_header.v0.header import ResponseHeader as ResponseHeaderV0
+from kio.schema.response_header.v1.header import ResponseHeader as ResponseHeaderV1
+from kio.serial import entity_reader, entity_writer
+from kio.static.protocol import RequestHeader, RequestPayload, ResponsePayload
+
+API_VERSIONS_KEY = 18
+_API_KEY_AND_VERSION = struct.Struct(">hh")
+_SIZE = struct.Struct(">i")
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+
+
+class UnsupportedApiError(ValueError):
+    """The API key or version is not one kio (and so Kafka-Lite) can decode."""
+
+    def __init__(self, api_key: int, api_version: int, correlation_id: int | None) -> None:
+        super().__init__(f"unsupported api_key={api_key} api_version={api_version}")
+        self.api_key = api_key
+        self.api_version = api_version
+        self.correlation_id = correlation_id
+
+
+class MalformedRequestError(ValueError):
+    """The frame does not decode as the request its header names."""
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    api_key: int
+    api_version: int
+    header: RequestHeader
+    body: Any
+
+    @property
+    def correlation_id(self) -> int:
+        return int(self.header.correlation_id)
+
+    @property
+    def client_id(self) -> str | None:
+        return self.header.client_id
+
+
+def peek_api(frame: bytes) -> tuple[int, int, int | None]:
+    """``(api_key, api_version, correlation_id)`` from the first 8 bytes, when present."""
+    if len(frame) < 4:
+        raise MalformedRequestError(f"frame of {len(frame)} bytes has no request header")
+    api_key, api_version = _API_KEY_AND_VERSION.unpack_from(frame, 0)
+    correlation_id = _SIZE.unpack_from(frame, 4)[0] if len(frame) >= 8 else None
+    return api_key, api_version, correlation_id
+
+
+@cache
+def _request_schema(api_key: int, api_version: int) -> type[RequestPayload] | None:
+    try:
+        return load_request_schema(api_key, api_version)
+    except (UnknownAPIKey, UnknownEntity):
+        return None
+
+
+@cache
+def _response_schema(api_key: int, api_version: int) -> type[ResponsePayload]:
+    return load_response_schema(api_key, api_version)
+
+
+def decode_request(frame: bytes) -> Request:
+    """Decode one frame (without its size prefix); the whole frame must be consumed."""
+    api_key, api_version, correlation_id = peek_api(frame)
+    schema = _request_schema(api_key, api_version)
+    if schema is None:
+        raise UnsupportedApiError(api_key, api_version, correlation_id)
+    header_schema = schema.__header_schema__
+    try:
+        header, pos = entity_reader(header_schema)(frame, 0)
+        body, end = entity_reader(schema)(frame, pos)
+    except Exception as exc:  # kio raises many types on garbage; all mean "malformed"
+        raise MalformedRequestError(f"cannot decode {schema.__name__}: {exc}") from exc
+    if end != len(frame):
+        raise MalformedRequestError(
+            f"{schema.__name__} has {len(frame) - end} trailing bytes after the body"
+        )
+    return Request(api_key, api_version, cast(RequestHeader, header), body)
+
+
+def encode_response(api_key: int, api_version: int, correlation_id: int, body: Any) -> bytes:
+    """The whole frame, size prefix included."""
+    out = io.BytesIO()
+    out.write(b"\0\0\0\0")
+    schema = _response_schema(api_key, api_version)
+    if schema.__flexible__ and api_key != API_VERSIONS_KEY:
+        entity_writer(ResponseHeaderV1)(out, ResponseHeaderV1(correlation_id=correlation_id))
+    else:
+        entity_writer(ResponseHeaderV0)(out, ResponseHeaderV0(correlation_id=correlation_id))
+    entity_writer(type(body))(out, body)
+    frame = out.getbuffer()
+    _SIZE.pack_into(frame, 0, len(frame) - 4)
+    return bytes(frame)
+
+
+def _convert(kafka_type: str | None, value: Any) -> Any:
+    if kafka_type in ("timedelta_i32", "timedelta_i64") and isinstance(value, int):
+        return datetime.timedelta(milliseconds=value)
+    if kafka_type == "datetime_i64" and isinstance(value, int):
+        return None if value < 0 else _EPOCH + datetime.timedelta(milliseconds=value)
+    if kafka_type == "error_code" and isinstance(value, int):
+        return ErrorCode(value)
+    return value
+
+
+@cache
+def _field_types(cls: type) -> dict[str, str | None]:
+    return {f.name: f.metadata.get("kafka_type") for f in fields(cls)}
+
+
+def build(cls: type, values: dict[str, Any]) -> Any:
+    """Instantiate ``cls`` from the values it has fields for, converting time and errors."""
+    types = _field_types(cls)
+    return cls(**{k: _convert(types[k], v) for k, v in values.items() if k in types})
+
+
+class VersionedSchema:
+    """The response classes of one API version: ``schema.ProduceResponse(**fields)``."""
+
+    def __init__(self, api_key: int, api_version: int) -> None:
+        self.api_key = api_key
+        self.api_version = api_version
+        self._module: ModuleType = sys.modules[_response_schema(api_key, api_version).__module__]
+
+    def has_field(self, class_name: str, field_name: str) -> bool:
+        return field_name in _field_types(getattr(self._module, class_name))
+
+    def __getattr__(self, class_name: str) -> Any:
+        cls = getattr(self._module, class_name)
+
+        def make(**values: Any) -> Any:
+            return build(cls, values)
+
+        return make
+
+
+@cache
+def response_schema(api_key: int, api_version: int) -> VersionedSchema:
+    return VersionedSchema(api_key, api_version)
+
+
+def millis(value: datetime.timedelta | datetime.datetime | None) -> int:
+    """Milliseconds from kio's decoded time fields (-1 for null, as on the wire)."""
+    if value is None:
+        return -1
+    if isinstance(value, datetime.timedelta):
+        return int(value.total_seconds() * 1000)
+    return int((value - _EPOCH).total_seconds() * 1000)

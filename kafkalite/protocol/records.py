@@ -1,0 +1,178 @@
+"""Encode and decode the records inside an uncompressed v2 batch.
+
+Only the broker's own data goes through here: the internal topics it writes itself
+(``__consumer_offsets``, control markers) and the tests that craft batches by hand.
+Produced data never does: see ``record_batch`` for why.
+
+Layout of one record inside a batch (varints are zig-zag, like protobuf's sint)::
+
+    length          varint   bytes after this field
+    attributes      int8     unused, 0
+    timestampDelta  varlong  timestamp minus the batch's baseTimestamp
+    offsetDelta     varint   offset minus the batch's baseOffset
+    keyLength       varint   -1 for a null key
+    key             bytes
+    valueLength     varint   -1 for a null value (a tombstone)
+    value           bytes
+    headersCount    varint
+      headerKeyLength varint, headerKey utf-8, headerValueLength varint, headerValue bytes
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import crc32c
+
+from kafkalite.protocol.record_batch import (
+    CONTROL_FLAG,
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    MAGIC_V2,
+    NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    TRANSACTIONAL_FLAG,
+    InvalidBatchError,
+    parse_header,
+)
+
+_HEADER_AFTER_CRC = struct.Struct(">hiqqqhii")
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    key: bytes | None
+    value: bytes | None
+    timestamp: int = 0
+    headers: tuple[tuple[str, bytes | None], ...] = field(default_factory=tuple)
+    offset: int = -1
+
+
+def _zigzag_varint(value: int) -> bytes:
+    encoded = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while encoded & ~0x7F:
+        out.append((encoded & 0x7F) | 0x80)
+        encoded >>= 7
+    out.append(encoded)
+    return bytes(out)
+
+
+def _read_varint(buf: memoryview, pos: int) -> tuple[int, int]:
+    shift = 0
+    result = 0
+    while True:
+        if pos >= len(buf):
+            raise InvalidBatchError("record ends inside a varint")
+        byte = buf[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return (result >> 1) ^ -(result & 1), pos
+        shift += 7
+        if shift > 63:
+            raise InvalidBatchError("varint longer than 10 bytes")
+
+
+def _sized(data: bytes | None) -> bytes:
+    if data is None:
+        return _zigzag_varint(-1)
+    return _zigzag_varint(len(data)) + data
+
+
+def _encode_record(record: Record, offset_delta: int, base_timestamp: int) -> bytes:
+    body = bytearray(b"\x00")
+    body += _zigzag_varint(record.timestamp - base_timestamp)
+    body += _zigzag_varint(offset_delta)
+    body += _sized(record.key)
+    body += _sized(record.value)
+    body += _zigzag_varint(len(record.headers))
+    for name, value in record.headers:
+        body += _sized(name.encode())
+        body += _sized(value)
+    return _zigzag_varint(len(body)) + bytes(body)
+
+
+def build_batch(
+    records: Sequence[Record],
+    *,
+    base_offset: int = 0,
+    producer_id: int = NO_PRODUCER_ID,
+    producer_epoch: int = -1,
+    base_sequence: int = NO_SEQUENCE,
+    transactional: bool = False,
+    control: bool = False,
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+) -> bytes:
+    """An uncompressed v2 batch with a correct CRC, as a producer would send it."""
+    if not records:
+        raise ValueError("a batch needs at least one record")
+    base_timestamp = records[0].timestamp
+    max_timestamp = max(r.timestamp for r in records)
+    body = b"".join(_encode_record(r, i, base_timestamp) for i, r in enumerate(records))
+    attributes = (TRANSACTIONAL_FLAG if transactional else 0) | (CONTROL_FLAG if control else 0)
+    after_crc = (
+        _HEADER_AFTER_CRC.pack(
+            attributes,
+            len(records) - 1,
+            base_timestamp,
+            max_timestamp,
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            len(records),
+        )
+        + body
+    )
+    crc = crc32c.crc32c(after_crc)
+    batch_length = HEADER_SIZE - LOG_OVERHEAD + len(body)
+    prefix = struct.pack(">qiibI", base_offset, batch_length, partition_leader_epoch, MAGIC_V2, crc)
+    return prefix + after_crc
+
+
+def decode_records(batch: bytes | memoryview, pos: int = 0) -> list[Record]:
+    """The records of the uncompressed batch at ``pos``, with absolute offsets."""
+    header = parse_header(batch, pos)
+    if header.compression:
+        raise InvalidBatchError("decode_records reads uncompressed batches only")
+    view = memoryview(batch)[pos : pos + header.size_in_bytes]
+    cursor = HEADER_SIZE
+    out: list[Record] = []
+    for _ in range(header.records_count):
+        length, cursor = _read_varint(view, cursor)
+        end = cursor + length
+        cursor += 1  # attributes
+        ts_delta, cursor = _read_varint(view, cursor)
+        offset_delta, cursor = _read_varint(view, cursor)
+        key, cursor = _read_sized(view, cursor)
+        value, cursor = _read_sized(view, cursor)
+        count, cursor = _read_varint(view, cursor)
+        headers: list[tuple[str, bytes | None]] = []
+        for _ in range(count):
+            name, cursor = _read_sized(view, cursor)
+            hvalue, cursor = _read_sized(view, cursor)
+            headers.append(((name or b"").decode(), hvalue))
+        if cursor != end:
+            raise InvalidBatchError("record length does not match its fields")
+        out.append(
+            Record(
+                key=key,
+                value=value,
+                timestamp=header.base_timestamp + ts_delta,
+                headers=tuple(headers),
+                offset=header.base_offset + offset_delta,
+            )
+        )
+    return out
+
+
+def _read_sized(view: memoryview, pos: int) -> tuple[bytes | None, int]:
+    length, pos = _read_varint(view, pos)
+    if length < 0:
+        return None, pos
+    if pos + length > len(view):
+        raise InvalidBatchError("record field runs past the batch")
+    return bytes(view[pos : pos + length]), pos + length

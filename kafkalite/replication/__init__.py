@@ -1,0 +1,1 @@
+"""Partition state on each replica: leader/follower roles, ISR, high watermark."""

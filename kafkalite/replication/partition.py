@@ -1,0 +1,142 @@
+"""One partition as this broker holds it: its log plus the leader's replication state.
+
+Kafka's ``Partition``. The leader keeps each follower's log end offset and decides the
+high watermark, the offset below which every in-sync replica has the data (HW = min LEO
+over the ISR). Consumers read below the HW only, so nothing they see can vanish in a
+failover. This module is pure: no sockets, no timers; callers pass the time in.
+Owned by the broker's event loop; not thread-safe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kafkalite.protocol.errors import ErrorCode, KafkaError
+from kafkalite.storage.log import AppendInfo, FetchData, Log
+
+READ_UNCOMMITTED = 0
+READ_COMMITTED = 1
+
+
+@dataclass(slots=True)
+class ReplicaState:
+    """What the leader knows of one follower (Kafka's ``Replica``)."""
+
+    broker_id: int
+    log_end_offset: int = 0
+    last_caught_up_time_ms: int = 0
+
+
+@dataclass(slots=True)
+class Partition:
+    topic: str
+    index: int
+    log: Log
+    local_broker_id: int
+    leader: int = -1
+    leader_epoch: int = 0
+    partition_epoch: int = 0
+    replicas: tuple[int, ...] = ()
+    isr: tuple[int, ...] = ()
+    high_watermark: int = 0
+    followers: dict[int, ReplicaState] = field(default_factory=dict)
+
+    @property
+    def is_leader(self) -> bool:
+        return self.leader == self.local_broker_id
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.log.log_end_offset
+
+    @property
+    def log_start_offset(self) -> int:
+        return self.log.log_start_offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        """The HW, or the first offset of the oldest open transaction if that is lower."""
+        unstable = self.log.producer_state.first_unstable_offset()
+        return self.high_watermark if unstable is None else min(unstable, self.high_watermark)
+
+    def make_leader(
+        self,
+        leader_epoch: int,
+        partition_epoch: int,
+        replicas: tuple[int, ...],
+        isr: tuple[int, ...],
+    ) -> None:
+        """Become (or stay) leader; a new epoch is stamped into the leader-epoch cache."""
+        self.leader = self.local_broker_id
+        self.leader_epoch = leader_epoch
+        self.partition_epoch = partition_epoch
+        self.replicas = replicas
+        self.isr = isr
+        self.followers = {
+            r: self.followers.get(r, ReplicaState(r)) for r in replicas if r != self.local_broker_id
+        }
+        self.log.leader_epoch_cache.assign(leader_epoch, self.log.log_end_offset)
+        self.maybe_increment_leader_hw()
+
+    def make_follower(
+        self,
+        leader: int,
+        leader_epoch: int,
+        partition_epoch: int,
+        replicas: tuple[int, ...],
+        isr: tuple[int, ...],
+    ) -> None:
+        self.leader = leader
+        self.leader_epoch = leader_epoch
+        self.partition_epoch = partition_epoch
+        self.replicas = replicas
+        self.isr = isr
+        self.followers = {}
+
+    def check_leader(self, current_leader_epoch: int = -1) -> None:
+        """Raise the error a client must see when this broker cannot serve as leader."""
+        if not self.is_leader:
+            raise KafkaError(
+                ErrorCode.not_leader_or_follower, f"broker {self.local_broker_id} is not the leader"
+            )
+        if current_leader_epoch >= 0 and current_leader_epoch != self.leader_epoch:
+            if current_leader_epoch < self.leader_epoch:
+                raise KafkaError(ErrorCode.fenced_leader_epoch)
+            raise KafkaError(ErrorCode.unknown_leader_epoch)
+
+    def append_records_to_leader(
+        self, records: bytes, required_acks: int, min_insync_replicas: int
+    ) -> AppendInfo:
+        self.check_leader()
+        if required_acks == -1 and len(self.isr) < min_insync_replicas:
+            raise KafkaError(
+                ErrorCode.not_enough_replicas,
+                f"ISR {list(self.isr)} is smaller than min.insync.replicas={min_insync_replicas}",
+            )
+        info = self.log.append_as_leader(records, self.leader_epoch)
+        self.maybe_increment_leader_hw()
+        return info
+
+    def maybe_increment_leader_hw(self) -> bool:
+        """HW = min LEO over the ISR; it never moves backwards. True when it moved."""
+        if not self.is_leader:
+            return False
+        ends = [self.log.log_end_offset]
+        ends.extend(self.followers[r].log_end_offset for r in self.isr if r in self.followers)
+        new_hw = min(ends)
+        if new_hw > self.high_watermark:
+            self.high_watermark = new_hw
+            return True
+        return False
+
+    def read_records(
+        self, fetch_offset: int, max_bytes: int, isolation_level: int, min_one_message: bool
+    ) -> FetchData:
+        """A consumer's read: nothing at or beyond the HW (or LSO under read_committed)."""
+        limit = (
+            self.last_stable_offset if isolation_level == READ_COMMITTED else self.high_watermark
+        )
+        return self.log.read(fetch_offset, max_bytes, limit, min_one_message)
+
+    def fetch_offset_upper_bound(self, isolation_level: int) -> int:
+        return self.last_stable_offset if isolation_level == READ_COMMITTED else self.high_watermark

@@ -1,0 +1,115 @@
+"""kafka-python (the students' client) against a real Kafka-Lite broker process."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
+from kafka.errors import (
+    InvalidPartitionsError,
+    InvalidReplicationFactorError,
+    InvalidTopicError,
+    TopicAlreadyExistsError,
+)
+
+pytestmark = pytest.mark.interop
+
+
+def _consume_all(
+    bootstrap: str, topic: str, expected: int, timeout_s: float = 20, **config: object
+) -> list:
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        consumer_timeout_ms=1000,
+        **config,
+    )
+    consumer.assign([TopicPartition(topic, 0)])
+    records: list = []
+    deadline = time.monotonic() + timeout_s
+    while len(records) < expected and time.monotonic() < deadline:
+        for batch in consumer.poll(timeout_ms=500).values():
+            records.extend(batch)
+    consumer.close()
+    return records
+
+
+def test_idempotent_producer_round_trip(bootstrap: str, topic: str) -> None:
+    # kafka-python 3 defaults: enable_idempotence=True, acks=all.
+    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
+    futures = [
+        producer.send(topic, key=f"k{i}".encode(), value=f"v{i}".encode()) for i in range(100)
+    ]
+    metadata = [f.get(timeout=20) for f in futures]
+    producer.close()
+    assert [m.offset for m in metadata] == list(range(100))
+    records = _consume_all(bootstrap, topic, 100)
+    assert [(r.offset, r.key, r.value) for r in records] == [
+        (i, f"k{i}".encode(), f"v{i}".encode()) for i in range(100)
+    ]
+
+
+@pytest.mark.parametrize("acks", [0, 1, "all"])
+def test_acks_levels(bootstrap: str, topic: str, acks: object) -> None:
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks=acks, enable_idempotence=False)
+    for i in range(20):
+        producer.send(topic, value=b"x%d" % i)
+    producer.flush(timeout=20)
+    producer.close()
+    values = [r.value for r in _consume_all(bootstrap, topic, 20)]
+    assert values == [b"x%d" % i for i in range(20)]
+
+
+def test_headers_timestamps_and_offsets_for_times(bootstrap: str, topic: str) -> None:
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    base = int(time.time() * 1000) - 100_000
+    for i in range(10):
+        producer.send(topic, value=b"v", headers=[("h", b"%d" % i)], timestamp_ms=base + i * 1000)
+    producer.flush(timeout=20)
+    producer.close()
+    records = _consume_all(bootstrap, topic, 10)
+    assert [r.timestamp for r in records] == [base + i * 1000 for i in range(10)]
+    assert records[3].headers == [("h", b"3")]
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap)
+    tp = TopicPartition(topic, 0)
+    found = consumer.offsets_for_times({tp: base + 4500})[tp]
+    assert found is not None and found.offset == 5 and found.timestamp == base + 5000
+    assert consumer.offsets_for_times({tp: base + 10**9})[tp] is None
+    assert consumer.beginning_offsets([tp])[tp] == 0
+    assert consumer.end_offsets([tp])[tp] == 10
+    consumer.close()
+
+
+def test_admin_topic_lifecycle_and_validation(bootstrap: str, topic: str) -> None:
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    admin.create_topics([NewTopic(topic, num_partitions=3, replication_factor=1)])
+    described = admin.describe_topics([topic])
+    assert len(described[0]["partitions"]) == 3
+    with pytest.raises(TopicAlreadyExistsError):
+        admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])
+    with pytest.raises(InvalidReplicationFactorError):
+        admin.create_topics([NewTopic(topic + "-rf", num_partitions=1, replication_factor=3)])
+    with pytest.raises(InvalidTopicError):
+        admin.create_topics([NewTopic("bad/name", num_partitions=1, replication_factor=1)])
+    admin.create_partitions({topic: NewPartitions(total_count=5)})
+    assert len(admin.describe_topics([topic])[0]["partitions"]) == 5
+    with pytest.raises(InvalidPartitionsError):
+        admin.create_partitions({topic: NewPartitions(total_count=2)})
+    admin.delete_topics([topic])
+    deadline = time.monotonic() + 10
+    while topic in admin.list_topics() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert topic not in admin.list_topics()
+    admin.close()
+
+
+def test_auto_topic_creation(bootstrap: str, topic: str) -> None:
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    producer.send(topic, b"hello").get(timeout=20)
+    producer.close()
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    assert topic in admin.list_topics()
+    admin.close()

@@ -1,0 +1,1 @@
+"""Test infrastructure kept apart from the tests: ports, clusters, client factories."""
