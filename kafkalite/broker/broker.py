@@ -26,6 +26,7 @@ from kafkalite.broker.server import KafkaServer
 from kafkalite.controller.metadata_quorum import SingleVoterQuorum
 from kafkalite.controller.quorum_controller import QuorumController
 from kafkalite.controller.service import ControllerService
+from kafkalite.metadata.config_defs import InvalidConfigError
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.metadata.records import (
     ConfigRecord,
@@ -78,6 +79,12 @@ class Broker:
         )
         self._tasks: list[asyncio.Task[None]] = []
         self._stopped = asyncio.Event()
+
+    @property
+    def advertised(self) -> tuple[str, int]:
+        """The address clients are told to use: ``advertised.listeners`` or the listener."""
+        listeners = self.config.overrides.get("advertised.listeners")
+        return advertised_address(listeners) if listeners else (self.config.host, self.config.port)
 
     @property
     def controller_id(self) -> int:
@@ -167,6 +174,16 @@ class Broker:
                 await task
         self.replica_manager.close()
         self.quorum.close()
+
+
+def advertised_address(listeners: str) -> tuple[str, int]:
+    """``PLAINTEXT://host:port`` -> ``(host, port)``; only the PLAINTEXT listener exists."""
+    scheme, sep, rest = listeners.partition("://")
+    host, colon, port = rest.rpartition(":")
+    if scheme != "PLAINTEXT" or not sep or not colon or not port.isdigit():
+        raise InvalidConfigError("advertised.listeners", listeners,
+                                 "expected PLAINTEXT://host:port")
+    return host, int(port)
 
 
 def _cluster_id(data_dir: Path) -> str:

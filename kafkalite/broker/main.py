@@ -9,7 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
-from kafkalite.broker.broker import Broker, BrokerConfig
+from kafkalite.broker.broker import Broker, BrokerConfig, advertised_address
 from kafkalite.broker.introspection import IntrospectionServer
 from kafkalite.metadata.config_defs import InvalidConfigError, validate_broker_configs
 
@@ -21,8 +21,9 @@ def parse_overrides(pairs: list[str]) -> dict[str, str]:
         if not sep or not name:
             raise InvalidConfigError(pair, None, "expected key=value")
         overrides[name.strip()] = value.strip()
-    checked = {k: v for k, v in overrides.items() if k != "socket.request.max.bytes"}
-    validate_broker_configs(dict(checked))
+    validate_broker_configs(dict(overrides), static=True)
+    if overrides.get("advertised.listeners"):
+        advertised_address(overrides["advertised.listeners"])
     return overrides
 
 

@@ -84,7 +84,10 @@ def topic_name_error(name: str) -> str | None:
     if len(name) > MAX_TOPIC_NAME_LENGTH:
         return f"Topic name is longer than {MAX_TOPIC_NAME_LENGTH} characters"
     if not _LEGAL_TOPIC_NAME.match(name):
-        return f"Topic name {name!r} contains characters other than ASCII letters, digits, '.', '_' and '-'"
+        return (
+            f"Topic name {name!r} contains characters other than "
+            "ASCII letters, digits, '.', '_' and '-'"
+        )
     return None
 
 

@@ -356,11 +356,12 @@ def validate_topic_configs(configs: dict[str, str | None]) -> None:
         definition.validate(value)
 
 
-def validate_broker_configs(configs: dict[str, str | None]) -> None:
+def validate_broker_configs(configs: dict[str, str | None], static: bool = False) -> None:
+    """``static``: settings given at start-up, where read-only ones are allowed."""
     for name, value in configs.items():
         definition = BROKER_CONFIGS.get(name)
         if definition is None:
             raise InvalidConfigError(name, value, "unknown broker configuration")
-        if definition.read_only:
+        if definition.read_only and not static:
             raise InvalidConfigError(name, value, "cannot be changed while the broker runs")
         definition.validate(value)

@@ -96,10 +96,12 @@ def decode_request(frame: bytes) -> Request:
         raise UnsupportedApiError(api_key, api_version, correlation_id)
     header_schema = schema.__header_schema__
     try:
-        header, pos = entity_reader(header_schema)(frame, 0)
-        body, end = entity_reader(schema)(frame, pos)
+        # kio readers return (value, bytes consumed), not an end position.
+        header, header_size = entity_reader(header_schema)(frame, 0)
+        body, body_size = entity_reader(schema)(frame, header_size)
     except Exception as exc:  # kio raises many types on garbage; all mean "malformed"
         raise MalformedRequestError(f"cannot decode {schema.__name__}: {exc}") from exc
+    end = header_size + body_size
     if end != len(frame):
         raise MalformedRequestError(
             f"{schema.__name__} has {len(frame) - end} trailing bytes after the body"

@@ -1,0 +1,100 @@
+"""Produce and consume throughput with 1 KiB records, one broker, one partition.
+
+confluent-kafka: 64 KiB batches, linger 5 ms, acks=1 (the issue's configuration);
+kafka-python: its defaults with acks=1. Consume throughput is read back with
+confluent-kafka. Run: ``.venv/bin/python -m bench.throughput``.
+"""
+
+from __future__ import annotations
+
+import time
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+from kafka import KafkaProducer
+
+from bench.common import bench_cluster, broker_rss_mb, record
+
+RECORD = b"x" * 1024
+MB = 1024 * 1024
+
+
+def confluent_produce(bootstrap: str, topic: str, count: int) -> float:
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "acks": 1,
+            "linger.ms": 5,
+            "batch.size": 65536,
+            "queue.buffering.max.kbytes": 262144,
+            "enable.idempotence": False,
+        }
+    )
+    start = time.perf_counter()
+    for _ in range(count):
+        while True:
+            try:
+                producer.produce(topic, RECORD, partition=0)
+                break
+            except BufferError:
+                producer.poll(0.001)
+    producer.flush(120)
+    return time.perf_counter() - start
+
+
+def kafka_python_produce(bootstrap: str, topic: str, count: int) -> float:
+    producer = KafkaProducer(
+        bootstrap_servers=bootstrap, acks=1, enable_idempotence=False, linger_ms=5, batch_size=65536
+    )
+    start = time.perf_counter()
+    for _ in range(count):
+        producer.send(topic, RECORD, partition=0)
+    producer.flush(120)
+    elapsed = time.perf_counter() - start
+    producer.close()
+    return elapsed
+
+
+def confluent_consume(bootstrap: str, topic: str, count: int) -> float:
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "bench",
+            "enable.auto.commit": False,
+            "fetch.max.bytes": 52428800,
+            "max.partition.fetch.bytes": 10485760,
+        }
+    )
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    seen = 0
+    start = time.perf_counter()
+    while seen < count:
+        seen += len(consumer.consume(10000, timeout=1))
+    elapsed = time.perf_counter() - start
+    consumer.close()
+    return elapsed
+
+
+def main() -> None:
+    n_confluent, n_python = 200_000, 50_000
+    with bench_cluster(configs={"log.segment.bytes": "268435456"}) as cluster:
+        bootstrap = cluster.bootstrap_servers
+        idle_rss = broker_rss_mb(cluster)
+        t_produce = confluent_produce(bootstrap, "bench-c", n_confluent)
+        t_consume = confluent_consume(bootstrap, "bench-c", n_confluent)
+        t_python = kafka_python_produce(bootstrap, "bench-p", n_python)
+        loaded_rss = broker_rss_mb(cluster)
+    record(
+        "throughput",
+        {
+            "record_bytes": len(RECORD),
+            "confluent_produce_mb_s": round(n_confluent * len(RECORD) / MB / t_produce, 1),
+            "confluent_consume_mb_s": round(n_confluent * len(RECORD) / MB / t_consume, 1),
+            "kafka_python_produce_mb_s": round(n_python * len(RECORD) / MB / t_python, 1),
+            "broker_rss_idle_mb": round(idle_rss, 1),
+            "broker_rss_after_mb": round(loaded_rss, 1),
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""Wire-level behaviour a real client depends on, checked with exact bytes from kio."""
+
+from __future__ import annotations
+
+import datetime
+import socket
+import struct
+
+import pytest
+from kio.schema.api_versions.v3.request import ApiVersionsRequest
+from kio.schema.api_versions.v3.response import ApiVersionsResponse
+from kio.schema.metadata.v12.request import MetadataRequest, MetadataRequestTopic
+from kio.schema.produce.v9.request import PartitionProduceData, ProduceRequest, TopicProduceData
+
+from kafkalite.protocol.records import Record, build_batch
+from tests.support.raw import RawConnection
+
+pytestmark = pytest.mark.interop
+
+EXPECTED_RANGES = {
+    0: (3, 9),
+    1: (4, 12),
+    2: (1, 7),
+    3: (0, 12),
+    18: (0, 4),
+    19: (2, 5),
+    20: (1, 4),
+    22: (0, 4),
+    23: (2, 4),
+    32: (1, 4),
+    37: (0, 3),
+}
+
+
+def produce_request(topic: str, batch: bytes, acks: int) -> ProduceRequest:
+    return ProduceRequest(
+        transactional_id=None,
+        acks=acks,
+        timeout=datetime.timedelta(seconds=10),
+        topic_data=(
+            TopicProduceData(
+                name=topic, partition_data=(PartitionProduceData(index=0, records=batch),)
+            ),
+        ),
+    )
+
+
+def create_topic(conn: RawConnection, topic: str) -> None:
+    request = MetadataRequest(
+        topics=(MetadataRequestTopic(topic_id=None, name=topic),),
+        allow_auto_topic_creation=True,
+        include_topic_authorized_operations=False,
+    )
+    response = conn.request(request)
+    assert response.topics[0].error_code == 0
+
+
+def test_api_versions_lists_the_supported_ranges(bootstrap: str) -> None:
+    with RawConnection(bootstrap) as conn:
+        response = conn.request(
+            ApiVersionsRequest(client_software_name="t", client_software_version="1")
+        )
+    ranges = {int(k.api_key): (int(k.min_version), int(k.max_version)) for k in response.api_keys}
+    for api_key, expected in EXPECTED_RANGES.items():
+        assert ranges[api_key] == expected
+
+
+def test_unsupported_api_versions_version_gets_a_v0_reply(bootstrap: str) -> None:
+    # ApiVersions v99: header v2 layout, as a newer client would send it.
+    payload = struct.pack(">hhi", 18, 99, 7) + struct.pack(">h", 1) + b"x" + b"\x00"
+    with RawConnection(bootstrap) as conn:
+        conn.send_bytes(struct.pack(">i", len(payload)) + payload)
+        frame = conn.read_frame()
+    correlation_id, error_code = struct.unpack_from(">ih", frame, 0)
+    assert correlation_id == 7
+    assert error_code == 35  # UNSUPPORTED_VERSION
+    assert struct.unpack_from(">i", frame, 6)[0] >= 10  # the API list follows
+
+
+def test_pipelined_requests_are_answered_in_order(bootstrap: str, topic: str) -> None:
+    with RawConnection(bootstrap) as conn:
+        create_topic(conn, topic)
+        ids = []
+        for i in range(20):
+            batch = build_batch([Record(None, b"%d" % i, 0)])
+            ids.append(conn.send(produce_request(topic, batch, acks=1)))
+            ids.append(
+                conn.send(ApiVersionsRequest(client_software_name="t", client_software_version="1"))
+            )
+        answers = []
+        for i in range(20):
+            cid, produced = conn.receive(ProduceRequest)
+            answers.append(cid)
+            assert produced.responses[0].partition_responses[0].base_offset == i
+            cid, _ = conn.receive(ApiVersionsRequest)
+            answers.append(cid)
+    assert answers == ids
+
+
+def test_acks_zero_sends_no_response(bootstrap: str, topic: str) -> None:
+    with RawConnection(bootstrap) as conn:
+        create_topic(conn, topic)
+        conn.send(produce_request(topic, build_batch([Record(None, b"fire", 0)]), acks=0))
+        probe = conn.send(ApiVersionsRequest(client_software_name="t", client_software_version="1"))
+        # The very next frame on the wire is the ApiVersions answer, not a produce response.
+        got, response = conn.receive(ApiVersionsRequest)
+        assert got == probe
+        assert isinstance(response, ApiVersionsResponse)
+
+
+def test_corrupt_batch_gets_corrupt_message_and_nothing_is_written(
+    bootstrap: str, topic: str
+) -> None:
+    with RawConnection(bootstrap) as conn:
+        create_topic(conn, topic)
+        good = build_batch([Record(None, b"good", 0)])
+        bad = bytearray(build_batch([Record(None, b"evil", 0)]))
+        bad[-1] ^= 0x55
+        response = conn.request(produce_request(topic, good + bytes(bad), acks=1))
+        assert response.responses[0].partition_responses[0].error_code == 2  # CORRUPT_MESSAGE
+        response = conn.request(produce_request(topic, good, acks=1))
+        assert response.responses[0].partition_responses[0].base_offset == 0
+
+
+def test_oversized_frame_closes_only_that_connection(bootstrap: str) -> None:
+    with RawConnection(bootstrap) as conn:
+        conn.send_bytes(struct.pack(">i", 200 * 1024 * 1024) + b"\x00" * 16)
+        with pytest.raises((ConnectionError, socket.timeout, OSError)):
+            conn.read_frame()
+    with RawConnection(bootstrap) as other:
+        assert (
+            other.request(
+                ApiVersionsRequest(client_software_name="t", client_software_version="1")
+            ).error_code
+            == 0
+        )

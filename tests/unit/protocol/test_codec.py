@@ -1,0 +1,95 @@
+"""Request decoding and response encoding, against bytes written by kio's own writers."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+from kio.schema.metadata.v0.request import MetadataRequest as MetadataRequestV0
+from kio.schema.metadata.v12.request import MetadataRequest, MetadataRequestTopic
+
+from kafkalite.protocol.codec import (
+    MalformedRequestError,
+    UnsupportedApiError,
+    build,
+    decode_request,
+    encode_response,
+    millis,
+    response_schema,
+)
+from kafkalite.protocol.errors import ErrorCode
+from tests.support.raw import encode_request
+
+pytestmark = pytest.mark.unit
+
+
+def test_flexible_request_round_trip() -> None:
+    body = MetadataRequest(
+        topics=(MetadataRequestTopic(topic_id=None, name="a"),),
+        allow_auto_topic_creation=False,
+        include_topic_authorized_operations=False,
+    )
+    frame = encode_request(body, correlation_id=42, client_id="me")[4:]
+    request = decode_request(frame)
+    assert (request.api_key, request.api_version, request.correlation_id) == (3, 12, 42)
+    assert request.client_id == "me"
+    assert request.body == body
+
+
+def test_legacy_request_round_trip() -> None:
+    body = MetadataRequestV0(topics=())
+    request = decode_request(encode_request(body, correlation_id=1)[4:])
+    assert request.body == body
+
+
+def test_trailing_bytes_are_malformed() -> None:
+    frame = encode_request(MetadataRequestV0(topics=()), correlation_id=1)[4:] + b"\x00"
+    with pytest.raises(MalformedRequestError, match="trailing"):
+        decode_request(frame)
+
+
+def test_garbage_body_is_malformed() -> None:
+    frame = encode_request(MetadataRequestV0(topics=()), correlation_id=1)[4:]
+    with pytest.raises(MalformedRequestError):
+        decode_request(frame[:-1] + b"\xff\xff\xff\xff")
+
+
+def test_unknown_api_key_and_version() -> None:
+    with pytest.raises(UnsupportedApiError) as caught:
+        decode_request(b"\x03\xe7\x00\x00\x00\x00\x00\x07")
+    assert caught.value.correlation_id == 7
+    with pytest.raises(UnsupportedApiError):
+        decode_request(b"\x00\x03\x00\x63\x00\x00\x00\x01")
+
+
+def test_response_header_versions() -> None:
+    v0 = response_schema(3, 0)
+    body = v0.MetadataResponse(brokers=(), topics=())
+    frame = encode_response(3, 0, 5, body)
+    assert frame[:8] == b"\x00\x00\x00\x0c\x00\x00\x00\x05"  # size 12, correlation id 5
+    v12 = response_schema(3, 12)
+    frame = encode_response(3, 12, 5, v12.MetadataResponse(throttle_time=0, brokers=(), topics=()))
+    assert frame[8] == 0  # header v1: an empty tagged-field section after the correlation id
+
+
+def test_build_drops_fields_a_version_lacks_and_converts_times() -> None:
+    v3 = response_schema(0, 3)
+    part = v3.PartitionProduceResponse(
+        index=0,
+        error_code=6,
+        base_offset=5,
+        log_append_time=-1,
+        log_start_offset=9,
+        record_errors=(),
+    )
+    assert part.error_code == ErrorCode.not_leader_or_follower
+    assert part.log_append_time is None
+    assert not hasattr(part, "log_start_offset")
+    assert (
+        build(
+            type(part), {"index": 1, "error_code": 0, "base_offset": 1, "log_append_time": 0}
+        ).index
+        == 1
+    )
+    assert millis(datetime.timedelta(seconds=2)) == 2000
+    assert millis(None) == -1
