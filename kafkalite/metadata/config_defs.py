@@ -8,7 +8,7 @@ DescribeConfigs can say where a value comes from.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
@@ -348,7 +348,7 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
 }
 
 
-def validate_topic_configs(configs: dict[str, str | None]) -> None:
+def validate_topic_configs(configs: Mapping[str, str | None]) -> None:
     for name, value in configs.items():
         definition = TOPIC_CONFIGS.get(name)
         if definition is None:
@@ -356,7 +356,7 @@ def validate_topic_configs(configs: dict[str, str | None]) -> None:
         definition.validate(value)
 
 
-def validate_broker_configs(configs: dict[str, str | None], static: bool = False) -> None:
+def validate_broker_configs(configs: Mapping[str, str | None], static: bool = False) -> None:
     """``static``: settings given at start-up, where read-only ones are allowed."""
     for name, value in configs.items():
         definition = BROKER_CONFIGS.get(name)

@@ -21,13 +21,14 @@ import sys
 from dataclasses import dataclass, fields
 from functools import cache
 from types import ModuleType
-from typing import Any, cast
+from typing import Any
 
 from kio.index import UnknownAPIKey, UnknownEntity, load_request_schema, load_response_schema
 from kio.schema.errors import ErrorCode
 from kio.schema.response_header.v0.header import ResponseHeader as ResponseHeaderV0
 from kio.schema.response_header.v1.header import ResponseHeader as ResponseHeaderV1
 from kio.serial import entity_reader, entity_writer
+from kio.static.primitive import i32
 from kio.static.protocol import RequestHeader, RequestPayload, ResponsePayload
 
 API_VERSIONS_KEY = 18
@@ -106,7 +107,7 @@ def decode_request(frame: bytes) -> Request:
         raise MalformedRequestError(
             f"{schema.__name__} has {len(frame) - end} trailing bytes after the body"
         )
-    return Request(api_key, api_version, cast(RequestHeader, header), body)
+    return Request(api_key, api_version, header, body)
 
 
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: Any) -> bytes:
@@ -115,9 +116,9 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: A
     out.write(b"\0\0\0\0")
     schema = _response_schema(api_key, api_version)
     if schema.__flexible__ and api_key != API_VERSIONS_KEY:
-        entity_writer(ResponseHeaderV1)(out, ResponseHeaderV1(correlation_id=correlation_id))
+        entity_writer(ResponseHeaderV1)(out, ResponseHeaderV1(correlation_id=i32(correlation_id)))
     else:
-        entity_writer(ResponseHeaderV0)(out, ResponseHeaderV0(correlation_id=correlation_id))
+        entity_writer(ResponseHeaderV0)(out, ResponseHeaderV0(correlation_id=i32(correlation_id)))
     entity_writer(type(body))(out, body)
     frame = out.getbuffer()
     _SIZE.pack_into(frame, 0, len(frame) - 4)
