@@ -1,0 +1,33 @@
+"""Storage failures, each carrying the Kafka error code the client must see."""
+
+from __future__ import annotations
+
+from kafkalite.protocol.errors import ErrorCode
+
+
+class StorageError(Exception):
+    error_code: ErrorCode = ErrorCode.unknown_server_error
+
+
+class CorruptRecordError(StorageError):
+    error_code = ErrorCode.corrupt_message
+
+
+class RecordTooLargeError(StorageError):
+    error_code = ErrorCode.message_too_large
+
+
+class OffsetOutOfRangeError(StorageError):
+    error_code = ErrorCode.offset_out_of_range
+
+
+class OutOfOrderSequenceError(StorageError):
+    error_code = ErrorCode.out_of_order_sequence_number
+
+
+class InvalidProducerEpochError(StorageError):
+    error_code = ErrorCode.invalid_producer_epoch
+
+
+class LogDirLockedError(StorageError):
+    """Another process owns this data directory."""

@@ -1,0 +1,404 @@
+"""One partition's log: a directory of segments plus the state derived from them.
+
+Directory ``<data dir>/<topic>-<partition>/``::
+
+    00000000000000000000.log / .index   segments (see ``segment``)
+    leader-epoch-checkpoint             epoch -> start offset (see ``leader_epoch_cache``)
+    log-start-offset                    first offset still readable (DeleteRecords, retention)
+    recovery-point                      every batch below this offset was fsynced
+    clean-shutdown                      present only after ``close()``: recovery can be skipped
+
+Appends go to the active (last) segment; it rolls when full (``segment.bytes``) or old
+(``segment.ms``). Like Kafka, the broker does not fsync every append: a ``kill -9`` keeps
+the page cache, and replication is what protects against a lost machine. After an unclean
+stop, recovery re-validates everything past the recovery point and cuts a torn tail.
+Not thread-safe: owned by the broker's event loop.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from kafkalite.protocol.record_batch import (
+    InvalidBatchError,
+    RecordBatchHeader,
+    parse_header,
+    split_produced,
+    stamp,
+    validate_batch,
+)
+from kafkalite.protocol.records import decode_records
+from kafkalite.storage.checkpoint import write_atomically
+from kafkalite.storage.config import LogConfig
+from kafkalite.storage.errors import (
+    CorruptRecordError,
+    OffsetOutOfRangeError,
+    RecordTooLargeError,
+)
+from kafkalite.storage.leader_epoch_cache import LeaderEpochCache
+from kafkalite.storage.producer_state import ProducerStateManager
+from kafkalite.storage.recovery import recover_segment
+from kafkalite.storage.segment import LogSegment
+
+log = logging.getLogger(__name__)
+CLEAN_SHUTDOWN = "clean-shutdown"
+
+
+@dataclass(frozen=True, slots=True)
+class AppendInfo:
+    first_offset: int
+    last_offset: int
+    log_append_time_ms: int
+    log_start_offset: int
+    duplicate_of: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FetchData:
+    records: bytes
+    log_start_offset: int
+    log_end_offset: int
+
+
+class Log:
+    def __init__(self, directory: Path, config: LogConfig, now_ms: Callable[[], int]) -> None:
+        self.dir = directory
+        self.config = config
+        self.now_ms = now_ms
+        self.segments: list[LogSegment] = []
+        self.leader_epoch_cache = LeaderEpochCache(directory / "leader-epoch-checkpoint")
+        self.producer_state = ProducerStateManager()
+        self.log_start_offset = 0
+        self.recovery_point = 0
+        self.recovered_bytes_truncated = 0
+
+    # ---- opening -------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, directory: Path, config: LogConfig, now_ms: Callable[[], int]) -> Log:
+        directory.mkdir(parents=True, exist_ok=True)
+        plog = cls(directory, config, now_ms)
+        plog._load()
+        return plog
+
+    def _load(self) -> None:
+        clean = (self.dir / CLEAN_SHUTDOWN).exists()
+        self.log_start_offset = _read_int(self.dir / "log-start-offset", 0)
+        self.recovery_point = _read_int(self.dir / "recovery-point", 0)
+        bases = sorted(int(p.stem) for p in self.dir.glob("*.log"))
+        for i, base in enumerate(bases):
+            segment = LogSegment(self.dir, base, self.now_ms())
+            truncated = 0
+            if not clean and self._needs_recovery(base, bases):
+                truncated = recover_segment(segment, self.config.index_interval_bytes)
+            else:
+                segment.load(self.config.index_interval_bytes)
+            if self.segments and segment.base_offset < self.segments[-1].next_offset:
+                log.warning("%s: segment %d overlaps its predecessor; dropping it", self.dir, base)
+                segment.delete()
+                continue
+            self.segments.append(segment)
+            if truncated:
+                # a torn batch ends the log: anything in later segments cannot follow it
+                self.recovered_bytes_truncated += truncated
+                for later in bases[i + 1 :]:
+                    LogSegment(self.dir, later, 0).delete()
+                break
+        if not self.segments:
+            self.segments.append(LogSegment(self.dir, self.log_start_offset, self.now_ms()))
+        (self.dir / CLEAN_SHUTDOWN).unlink(missing_ok=True)
+        self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
+        self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
+        self.recovery_point = min(self.recovery_point, self.log_end_offset)
+        self._rebuild_producer_state()
+        if self.recovered_bytes_truncated:
+            log.warning(
+                "%s: recovery truncated %d bytes of torn tail",
+                self.dir,
+                self.recovered_bytes_truncated,
+            )
+
+    def _needs_recovery(self, base: int, bases: list[int]) -> bool:
+        """Segments wholly below the recovery point were fsynced; the rest are checked."""
+        later = [b for b in bases if b > base]
+        return not later or later[0] > self.recovery_point
+
+    def _rebuild_producer_state(self) -> None:
+        self.producer_state.clear()
+        for _, header in self.batches_from(self.log_start_offset):
+            self.producer_state.update(header)
+
+    # ---- properties ----------------------------------------------------------------
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.segments[-1].next_offset
+
+    @property
+    def size_in_bytes(self) -> int:
+        return sum(s.size for s in self.segments)
+
+    def update_config(self, config: LogConfig) -> None:
+        self.config = config
+
+    # ---- appending -----------------------------------------------------------------
+
+    def append_as_leader(self, records: bytes, leader_epoch: int) -> AppendInfo:
+        """Validate every batch first, then write all of them (all or nothing)."""
+        try:
+            headers = split_produced(records)
+        except InvalidBatchError as exc:
+            raise CorruptRecordError(str(exc)) from exc
+        for header in headers:
+            if header.size_in_bytes > self.config.max_message_bytes:
+                raise RecordTooLargeError(
+                    f"batch of {header.size_in_bytes} bytes exceeds max.message.bytes "
+                    f"({self.config.max_message_bytes})"
+                )
+        if len(headers) == 1:
+            duplicate = self.producer_state.check(headers[0])
+            if duplicate is not None:
+                return AppendInfo(
+                    duplicate.first_offset,
+                    duplicate.last_offset,
+                    -1,
+                    self.log_start_offset,
+                    duplicate_of=duplicate.first_offset,
+                )
+        else:
+            for header in headers:
+                self.producer_state.check(header)
+        self.leader_epoch_cache.assign(leader_epoch, self.log_end_offset)
+        data = bytearray(records)
+        first = self.log_end_offset
+        pos = 0
+        next_offset = first
+        for header in headers:
+            stamp(data, pos, next_offset, leader_epoch)
+            pos += header.size_in_bytes
+            next_offset += header.records_count
+        self._append_stamped(bytes(data))
+        return AppendInfo(
+            first,
+            next_offset - 1,
+            self.now_ms() if self.config.log_append_time else -1,
+            self.log_start_offset,
+        )
+
+    def append_as_follower(self, records: bytes) -> AppendInfo:
+        """Batches that already carry offsets and epochs (replication, later issues)."""
+        pos = 0
+        first = self.log_end_offset
+        expected = first
+        try:
+            while pos < len(records):
+                header = validate_batch(records, pos)
+                if header.base_offset != expected:
+                    raise CorruptRecordError(
+                        f"batch at offset {header.base_offset}, log ends at {expected}"
+                    )
+                self.leader_epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
+                expected = header.next_offset
+                pos += header.size_in_bytes
+        except InvalidBatchError as exc:
+            raise CorruptRecordError(str(exc)) from exc
+        self._append_stamped(records)
+        return AppendInfo(first, expected - 1, -1, self.log_start_offset)
+
+    def _append_stamped(self, data: bytes) -> None:
+        pos = 0
+        while pos < len(data):
+            header = parse_header(data, pos)
+            self._maybe_roll(header.size_in_bytes)
+            self.segments[-1].append(
+                memoryview(data)[pos : pos + header.size_in_bytes],
+                header,
+                self.config.index_interval_bytes,
+            )
+            self.producer_state.update(header)
+            pos += header.size_in_bytes
+
+    def _maybe_roll(self, incoming: int) -> None:
+        active = self.segments[-1]
+        too_big = active.size + incoming > self.config.segment_bytes
+        too_old = self.now_ms() - active.created_ms > self.config.segment_ms
+        if active.size > 0 and (too_big or too_old):
+            self.segments.append(LogSegment(self.dir, active.next_offset, self.now_ms()))
+
+    # ---- reading -------------------------------------------------------------------
+
+    def _segment_for(self, offset: int) -> int:
+        for i in range(len(self.segments) - 1, -1, -1):
+            if self.segments[i].base_offset <= offset:
+                return i
+        return 0
+
+    def read(
+        self, start_offset: int, max_bytes: int, max_offset: int, min_one_message: bool = True
+    ) -> FetchData:
+        """Whole batches from the one holding ``start_offset``, all below ``max_offset``."""
+        if start_offset < self.log_start_offset or start_offset > self.log_end_offset:
+            raise OffsetOutOfRangeError(
+                f"offset {start_offset} is outside [{self.log_start_offset}, {self.log_end_offset}]"
+            )
+        records = b""
+        if start_offset < max_offset:
+            records = self._read_segment(
+                self.segments[self._segment_for(start_offset)],
+                start_offset,
+                max_bytes,
+                max_offset,
+                min_one_message,
+            )
+        return FetchData(records, self.log_start_offset, self.log_end_offset)
+
+    @staticmethod
+    def _read_segment(
+        segment: LogSegment,
+        start_offset: int,
+        max_bytes: int,
+        max_offset: int,
+        min_one_message: bool,
+    ) -> bytes:
+        start = segment.position_for(start_offset)
+        end = start
+        for pos, header in segment.scan(start):
+            if header.base_offset >= max_offset:
+                break
+            size = pos + header.size_in_bytes - start
+            if size > max_bytes and not (min_one_message and end == start):
+                break
+            end = pos + header.size_in_bytes
+        return segment.read_bytes(start, end - start)
+
+    def bytes_between(self, start_offset: int, end_offset: int) -> int:
+        """Roughly how many bytes of batches lie in [start, end): for fetch ``min_bytes``."""
+        if end_offset <= start_offset:
+            return 0
+        first, last = self._segment_for(start_offset), self._segment_for(end_offset)
+        if first == last:
+            segment = self.segments[first]
+            return max(segment.position_for(end_offset) - segment.position_for(start_offset), 1)
+        total = self.segments[first].size - self.segments[first].position_for(start_offset)
+        total += sum(s.size for s in self.segments[first + 1 : last])
+        return total + self.segments[last].position_for(end_offset)
+
+    def batches_from(self, offset: int) -> Iterator[tuple[LogSegment, RecordBatchHeader]]:
+        for segment in self.segments[self._segment_for(offset) :]:
+            for _, header in segment.scan(0):
+                if header.last_offset >= offset:
+                    yield segment, header
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """First record with a timestamp >= ``timestamp`` (records decoded only here)."""
+        for segment in self.segments:
+            if segment.max_timestamp < timestamp:
+                continue
+            for pos, header in segment.scan(0):
+                if header.max_timestamp < timestamp or header.last_offset < self.log_start_offset:
+                    continue
+                if header.compression:
+                    return header.base_offset, header.max_timestamp
+                batch = segment.read_bytes(pos, header.size_in_bytes)
+                for record in decode_records(batch):
+                    if record.timestamp >= timestamp and record.offset >= self.log_start_offset:
+                        return record.offset, record.timestamp
+        return None
+
+    def max_timestamp_offset(self, max_offset: int) -> tuple[int, int] | None:
+        """The batch with the largest timestamp below ``max_offset`` (ListOffsets -3)."""
+        best: tuple[int, int] | None = None
+        for _, header in self.batches_from(self.log_start_offset):
+            if header.base_offset >= max_offset:
+                break
+            if best is None or header.max_timestamp > best[1]:
+                best = (header.last_offset, header.max_timestamp)
+        return best
+
+    # ---- removing data -------------------------------------------------------------
+
+    def truncate_to(self, offset: int) -> None:
+        """Drop every offset >= ``offset`` (a follower diverged from its leader)."""
+        if offset >= self.log_end_offset:
+            return
+        while len(self.segments) > 1 and self.segments[-1].base_offset >= offset:
+            self.segments.pop().delete()
+        active = self.segments[-1]
+        active.truncate_to_position(active.position_for(offset), self.config.index_interval_bytes)
+        self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
+        self.recovery_point = min(self.recovery_point, self.log_end_offset)
+        self._rebuild_producer_state()
+
+    def delete_records_before(self, offset: int) -> int:
+        """Move the log start offset to ``offset`` and drop segments wholly below it."""
+        if offset <= self.log_start_offset:
+            return self.log_start_offset
+        self.log_start_offset = min(offset, self.log_end_offset)
+        self._delete_segments_below(self.log_start_offset)
+        write_atomically(self.dir / "log-start-offset", f"{self.log_start_offset}\n")
+        self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
+        return self.log_start_offset
+
+    def _delete_segments_below(self, offset: int) -> list[int]:
+        deleted = []
+        while len(self.segments) > 1 and self.segments[1].base_offset <= offset:
+            segment = self.segments.pop(0)
+            deleted.append(segment.base_offset)
+            segment.delete()
+        return deleted
+
+    def enforce_retention(self) -> list[int]:
+        """Delete closed segments past ``retention.ms`` or beyond ``retention.bytes``."""
+        if "delete" not in self.config.cleanup_policy:
+            return []
+        now = self.now_ms()
+        deleted: list[int] = []
+        while len(self.segments) > 1:
+            oldest = self.segments[0]
+            expired = self.config.retention_ms >= 0 and (
+                0 <= oldest.max_timestamp < now - self.config.retention_ms
+            )
+            oversize = self.config.retention_bytes >= 0 and (
+                self.size_in_bytes - oldest.size >= self.config.retention_bytes
+            )
+            if not (expired or oversize):
+                break
+            deleted.append(oldest.base_offset)
+            self.segments.pop(0).delete()
+        if deleted:
+            self.log_start_offset = self.segments[0].base_offset
+            write_atomically(self.dir / "log-start-offset", f"{self.log_start_offset}\n")
+            self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
+        return deleted
+
+    # ---- durability ----------------------------------------------------------------
+
+    def flush(self) -> None:
+        for segment in self.segments:
+            if segment.next_offset > self.recovery_point:
+                segment.flush()
+        self.recovery_point = self.log_end_offset
+        write_atomically(self.dir / "recovery-point", f"{self.recovery_point}\n")
+
+    def close(self) -> None:
+        self.flush()
+        for segment in self.segments:
+            segment.close()
+        (self.dir / CLEAN_SHUTDOWN).touch()
+
+    def delete(self) -> None:
+        for segment in self.segments:
+            segment.delete()
+        for path in self.dir.iterdir():
+            path.unlink()
+        self.dir.rmdir()
+
+
+def _read_int(path: Path, default: int) -> int:
+    try:
+        return int(path.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return default

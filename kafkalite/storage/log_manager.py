@@ -1,0 +1,97 @@
+"""All partition logs of one broker's data directory, and the lock that makes it ours.
+
+Partition directories are named ``<topic>-<partition>``; topic names may contain '-', so
+the partition is the part after the last '-'. A deleted partition's directory is first
+renamed ``<topic>-<partition>.<uuid>-delete`` (atomic), then removed.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import shutil
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from kafkalite.storage.config import LogConfig
+from kafkalite.storage.errors import LogDirLockedError
+from kafkalite.storage.log import Log
+
+log = logging.getLogger(__name__)
+
+
+def parse_partition_dir(name: str) -> tuple[str, int] | None:
+    topic, sep, partition = name.rpartition("-")
+    if not sep or not topic or not partition.isdigit():
+        return None
+    return topic, int(partition)
+
+
+class LogManager:
+    def __init__(
+        self, data_dir: Path, default_config: LogConfig, now_ms: Callable[[], int]
+    ) -> None:
+        self.data_dir = data_dir
+        self.default_config = default_config
+        self.now_ms = now_ms
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self._lock_fd = _lock(data_dir)
+        self.logs: dict[tuple[str, int], Log] = {}
+        for path in sorted(data_dir.iterdir()):
+            if path.name.endswith("-delete"):
+                shutil.rmtree(path, ignore_errors=True)
+                continue
+            parsed = parse_partition_dir(path.name) if path.is_dir() else None
+            if parsed is not None:
+                self.logs[parsed] = Log.open(path, default_config, now_ms)
+
+    def get(self, topic: str, partition: int) -> Log | None:
+        return self.logs.get((topic, partition))
+
+    def get_or_create(self, topic: str, partition: int, config: LogConfig) -> Log:
+        existing = self.logs.get((topic, partition))
+        if existing is not None:
+            existing.update_config(config)
+            return existing
+        created = Log.open(self.data_dir / f"{topic}-{partition}", config, self.now_ms)
+        self.logs[(topic, partition)] = created
+        return created
+
+    def delete(self, topic: str, partition: int) -> None:
+        plog = self.logs.pop((topic, partition), None)
+        if plog is None:
+            return
+        for segment in plog.segments:
+            segment.close()
+        doomed = plog.dir.with_name(f"{plog.dir.name}.{uuid.uuid4().hex}-delete")
+        os.replace(plog.dir, doomed)
+        shutil.rmtree(doomed, ignore_errors=True)
+
+    def cleanup(self) -> int:
+        """Retention over every log; returns the number of segments deleted."""
+        return sum(len(plog.enforce_retention()) for plog in self.logs.values())
+
+    def flush_all(self) -> None:
+        for plog in self.logs.values():
+            plog.flush()
+
+    def close_all(self) -> None:
+        for plog in self.logs.values():
+            plog.close()
+        os.close(self._lock_fd)
+
+
+def _lock(data_dir: Path) -> int:
+    path = data_dir / ".lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = path.read_text().strip() or "another process"
+        os.close(fd)
+        raise LogDirLockedError(f"{data_dir} is in use by pid {holder}") from None
+    os.ftruncate(fd, 0)
+    os.write(fd, str(os.getpid()).encode())
+    return fd

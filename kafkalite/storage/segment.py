@@ -1,0 +1,158 @@
+"""One log segment: a ``.log`` file of record batches and its sparse ``.index``.
+
+Files are named by the segment's base offset, zero-padded to 20 digits, as in Kafka::
+
+    00000000000000000000.log     batches, back to back, exactly as served to consumers
+    00000000000000000000.index   sparse offset index
+
+``.index`` layout: entries of 8 bytes, big-endian::
+
+    relative offset  int32   batch base offset minus the segment's base offset
+    position         int32   byte position of that batch in the .log file
+
+An entry is added when at least ``index.interval.bytes`` were appended since the last
+one, so a lookup reads the index (in memory) and then scans a few batch headers. The
+index is only a hint: recovery rebuilds it from the ``.log`` whenever it is in doubt.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+
+from kafkalite.protocol.record_batch import (
+    HEADER_SIZE,
+    InvalidBatchError,
+    RecordBatchHeader,
+    parse_header,
+)
+
+_INDEX_ENTRY = struct.Struct(">ii")
+_SCAN_CHUNK = 1 << 20
+
+
+def segment_name(base_offset: int) -> str:
+    return f"{base_offset:020d}"
+
+
+class LogSegment:
+    """Not thread-safe: owned by the ``Log`` that owns it."""
+
+    def __init__(self, directory: Path, base_offset: int, created_ms: int) -> None:
+        self.base_offset = base_offset
+        self.log_path = directory / f"{segment_name(base_offset)}.log"
+        self.index_path = directory / f"{segment_name(base_offset)}.index"
+        self._fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        self.size = os.fstat(self._fd).st_size
+        self.next_offset = base_offset
+        self.max_timestamp = -1
+        self.created_ms = created_ms
+        self._index_offsets: list[int] = []
+        self._index_positions: list[int] = []
+        self._bytes_since_index = 0
+
+    # ---- loading -------------------------------------------------------------------
+
+    def load(self, index_interval_bytes: int) -> None:
+        """Rebuild offsets, timestamps and the index from the batches in the file."""
+        self._index_offsets.clear()
+        self._index_positions.clear()
+        self._bytes_since_index = index_interval_bytes  # index the first batch
+        self.next_offset = self.base_offset
+        self.max_timestamp = -1
+        for pos, header in self.scan(0):
+            self._track(pos, header, index_interval_bytes)
+        self._write_index()
+
+    def scan(self, start: int, end: int | None = None) -> Iterator[tuple[int, RecordBatchHeader]]:
+        """Headers of the complete batches from ``start``; reads in large chunks."""
+        end = self.size if end is None else end
+        pos = start
+        while pos < end:
+            chunk = os.pread(self._fd, min(_SCAN_CHUNK, end - pos), pos)
+            cursor = 0
+            while len(chunk) - cursor >= HEADER_SIZE:
+                header = parse_header(chunk, cursor)
+                if header.size_in_bytes > len(chunk) - cursor and cursor > 0:
+                    break
+                yield pos + cursor, header
+                cursor += header.size_in_bytes
+            if cursor == 0:
+                if end - pos < HEADER_SIZE:
+                    return
+                raise InvalidBatchError(f"unreadable batch at position {pos}")
+            pos += cursor
+
+    # ---- writing -------------------------------------------------------------------
+
+    def append(
+        self, batch: bytes | memoryview, header: RecordBatchHeader, index_interval_bytes: int
+    ) -> None:
+        position = self.size
+        os.write(self._fd, batch)
+        self.size += len(batch)
+        if self._track(position, header, index_interval_bytes):
+            with self.index_path.open("ab") as index:
+                index.write(_INDEX_ENTRY.pack(header.base_offset - self.base_offset, position))
+
+    def _track(self, position: int, header: RecordBatchHeader, interval: int) -> bool:
+        """Account for one batch; True when it gets an index entry."""
+        self.next_offset = header.next_offset
+        self.max_timestamp = max(self.max_timestamp, header.max_timestamp)
+        self._bytes_since_index += header.size_in_bytes
+        if self._bytes_since_index < interval and self._index_offsets:
+            return False
+        self._index_offsets.append(header.base_offset)
+        self._index_positions.append(position)
+        self._bytes_since_index = 0
+        return True
+
+    def _write_index(self) -> None:
+        data = b"".join(
+            _INDEX_ENTRY.pack(o - self.base_offset, p)
+            for o, p in zip(self._index_offsets, self._index_positions, strict=True)
+        )
+        self.index_path.write_bytes(data)
+
+    def truncate_to_position(self, position: int, index_interval_bytes: int) -> None:
+        os.ftruncate(self._fd, position)
+        self.size = position
+        self.load(index_interval_bytes)
+
+    def flush(self) -> None:
+        os.fsync(self._fd)
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+    def delete(self) -> None:
+        self.close()
+        self.log_path.unlink(missing_ok=True)
+        self.index_path.unlink(missing_ok=True)
+
+    # ---- reading -------------------------------------------------------------------
+
+    def read_bytes(self, position: int, size: int) -> bytes:
+        return os.pread(self._fd, size, position)
+
+    def position_for(self, offset: int) -> int:
+        """Position of the batch holding ``offset`` (or the first after it); size if none."""
+        if offset >= self.next_offset:
+            return self.size
+        i = bisect.bisect_right(self._index_offsets, offset) - 1
+        start = self._index_positions[i] if i >= 0 else 0
+        for pos, header in self.scan(start):
+            if header.last_offset >= offset:
+                return pos
+        return self.size
+
+    def first_offset_at_or_after_time(self, timestamp: int) -> tuple[int, int] | None:
+        if self.max_timestamp < timestamp:
+            return None
+        for _, header in self.scan(0):
+            if header.max_timestamp >= timestamp:
+                return max(header.base_offset, self.base_offset), header.max_timestamp
+        return None
