@@ -1,0 +1,7 @@
+"""``python -m kafkalite`` is the ``kafkalite`` command."""
+
+import sys
+
+from kafkalite.cli import main
+
+sys.exit(main())

@@ -1,0 +1,163 @@
+"""``kafkalite``: start a lab cluster, look inside it, break it.
+
+Every command prints a one-line ``error: ...`` and exits 1 when it cannot do its job
+(a port in use, a directory owned by a running cluster, a bad setting).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+
+from kafkalite.cluster import Cluster, ClusterError
+from kafkalite.cluster.spec import parse_configs
+
+DEFAULT_DIR = ".kafkalite"
+FAULT_VERBS = ("kill", "stop", "restart", "pause", "resume", "start")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kafkalite", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    up = sub.add_parser("up", help="start a cluster in the background")
+    up.add_argument("--brokers", type=int, default=1)
+    up.add_argument("--dir", default=DEFAULT_DIR)
+    up.add_argument("--port", type=int, default=9092, help="first broker's Kafka port")
+    up.add_argument("--config", action="append", default=[], metavar="NAME=VALUE")
+
+    status = sub.add_parser("status", help="brokers, partitions and offsets")
+    status.add_argument("--dir", default=DEFAULT_DIR)
+    status.add_argument("--json", action="store_true")
+    status.add_argument("--watch", action="store_true", help="refresh every second")
+
+    down = sub.add_parser("down", help="stop every broker (controlled shutdown)")
+    down.add_argument("--dir", default=DEFAULT_DIR)
+
+    for verb in FAULT_VERBS:
+        fault = sub.add_parser(verb, help=f"{verb} one broker")
+        fault.add_argument("broker_id", type=int)
+        fault.add_argument("--dir", default=DEFAULT_DIR)
+
+    broker = sub.add_parser("broker", help="run one broker in the foreground")
+    broker.add_argument("--id", type=int, required=True)
+    broker.add_argument("--host", default="127.0.0.1")
+    broker.add_argument("--port", type=int, default=9092)
+    broker.add_argument("--admin-port", type=int, default=9192)
+    broker.add_argument("--data-dir", required=True)
+    broker.add_argument("--config", action="append", default=[], metavar="NAME=VALUE")
+    return parser
+
+
+def _up(args: argparse.Namespace) -> int:
+    cluster = Cluster.up(
+        Path(args.dir),
+        brokers=args.brokers,
+        base_port=args.port,
+        configs=parse_configs(args.config),
+    )
+    print(f"started {args.brokers} broker(s) in {args.dir}", file=sys.stderr)
+    print(cluster.bootstrap_servers)
+    return 0
+
+
+def status_table(status: dict[str, Any]) -> Group:
+    brokers = Table(title="brokers")
+    for column in ("id", "address", "state", "controller"):
+        brokers.add_column(column)
+    for b in status["brokers"]:
+        brokers.add_row(str(b["id"]), b["address"], b["state"], "yes" if b["controller"] else "")
+    partitions = Table(title="partitions")
+    for column in (
+        "topic",
+        "partition",
+        "leader",
+        "epoch",
+        "isr",
+        "HW",
+        "LSO",
+        "replicas (LEO/HW)",
+    ):
+        partitions.add_column(column)
+    for p in status["partitions"]:
+        replicas = "  ".join(
+            f"{r['broker']}:{r['log_end_offset']}/{r['high_watermark']}" for r in p["replicas"]
+        )
+        partitions.add_row(
+            p["topic"],
+            str(p["partition"]),
+            str(p["leader"]),
+            str(p["leader_epoch"]),
+            ",".join(map(str, p["isr"])),
+            str(p["high_watermark"]),
+            str(p["last_stable_offset"]),
+            replicas,
+        )
+    return Group(brokers, partitions)
+
+
+def _status(args: argparse.Namespace) -> int:
+    cluster = Cluster.attach(Path(args.dir))
+    if args.json:
+        print(json.dumps(cluster.status(), indent=2))
+        return 0
+    console = Console()
+    if not args.watch:
+        console.print(status_table(cluster.status()))
+        return 0
+    with Live(status_table(cluster.status()), console=console, refresh_per_second=2) as live:
+        try:
+            while True:
+                time.sleep(1)
+                live.update(status_table(cluster.status()))
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+def _down(args: argparse.Namespace) -> int:
+    Cluster.attach(Path(args.dir)).down()
+    return 0
+
+
+def _fault(args: argparse.Namespace) -> int:
+    cluster = Cluster.attach(Path(args.dir))
+    action: Callable[[int], None] = getattr(cluster, args.command)
+    action(args.broker_id)
+    print(f"broker {args.broker_id}: {cluster.broker_states()[args.broker_id].value}")
+    return 0
+
+
+def _broker(args: argparse.Namespace) -> int:
+    from kafkalite.broker.main import run_broker  # noqa: PLC0415  (only broker processes load it)
+
+    return run_broker(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    commands: dict[str, Callable[[argparse.Namespace], int]] = {
+        "up": _up,
+        "status": _status,
+        "down": _down,
+        "broker": _broker,
+        **dict.fromkeys(FAULT_VERBS, _fault),
+    }
+    try:
+        return commands[args.command](args)
+    except ClusterError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

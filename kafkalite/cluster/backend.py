@@ -1,0 +1,34 @@
+"""How brokers are run: the verbs every backend implements (local processes today,
+Docker containers later), so notebooks, the CLI and the grader never care which."""
+
+from __future__ import annotations
+
+import enum
+from typing import Protocol
+
+from kafkalite.cluster.spec import BrokerSpec
+
+
+class BrokerState(enum.Enum):
+    RUNNING = "running"
+    PAUSED = "paused"
+    STOPPED = "stopped"  # stopped on purpose (stop or kill)
+    DEAD = "dead"  # not running, and nobody asked it to stop
+    ISOLATED = "isolated"
+
+
+class ClusterBackend(Protocol):
+    def start(self, broker: BrokerSpec, configs: dict[str, str]) -> None: ...
+
+    def kill(self, broker: BrokerSpec) -> None:
+        """SIGKILL: no shutdown, no flush; the page cache survives, as after a crash."""
+
+    def stop(self, broker: BrokerSpec, timeout_s: float = 10) -> None:
+        """Controlled shutdown (SIGTERM), escalating to SIGKILL after ``timeout_s``."""
+
+    def pause(self, broker: BrokerSpec) -> None:
+        """SIGSTOP: a hung broker that holds its connections but answers nothing."""
+
+    def resume(self, broker: BrokerSpec) -> None: ...
+
+    def state(self, broker: BrokerSpec) -> BrokerState: ...
