@@ -54,6 +54,6 @@ def topic() -> str:
     return f"t-{uuid.uuid4().hex[:10]}"
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def bootstrap(cluster: Cluster) -> str:
     return cluster.bootstrap_servers

@@ -16,9 +16,6 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kafkalite.storage.config import LogConfig
-from kafkalite.storage.log_manager import LogManager
-
 from kafkalite.broker.events import EventLog
 from kafkalite.broker.producer_ids import ProducerIdManager
 from kafkalite.broker.replica_manager import ReplicaManager
@@ -26,7 +23,7 @@ from kafkalite.broker.server import KafkaServer
 from kafkalite.controller.metadata_quorum import SingleVoterQuorum
 from kafkalite.controller.quorum_controller import QuorumController
 from kafkalite.controller.service import ControllerService
-from kafkalite.metadata.config_defs import InvalidConfigError
+from kafkalite.metadata.config_defs import BROKER_CONFIGS, InvalidConfigError
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.metadata.records import (
     ConfigRecord,
@@ -36,6 +33,8 @@ from kafkalite.metadata.records import (
     RemoveTopicRecord,
     TopicRecord,
 )
+from kafkalite.storage.config import LogConfig
+from kafkalite.storage.log_manager import LogManager
 
 log = logging.getLogger(__name__)
 
@@ -92,8 +91,9 @@ class Broker:
 
     async def start(self) -> None:
         self.quorum.replay_all()
+        host, port = self.advertised
         self.broker_epoch = await self.controller.register_broker(
-            self.broker_id, self.config.host, self.config.port, self.config.rack, str(uuid.uuid4())
+            self.broker_id, host, port, self.config.rack, str(uuid.uuid4())
         )
         await self._apply_static_overrides()
         await self.server.start(self.config.host, self.config.port)
@@ -105,7 +105,7 @@ class Broker:
         dynamic = {
             k: v
             for k, v in self.config.overrides.items()
-            if k != "socket.request.max.bytes" and self.image.broker_config(k) != v
+            if not BROKER_CONFIGS[k].read_only and self.image.broker_config(k) != v
         }
         if dynamic:
             result = await self.controller.alter_configs("broker", "", dict(dynamic), False)
@@ -181,8 +181,9 @@ def advertised_address(listeners: str) -> tuple[str, int]:
     scheme, sep, rest = listeners.partition("://")
     host, colon, port = rest.rpartition(":")
     if scheme != "PLAINTEXT" or not sep or not colon or not port.isdigit():
-        raise InvalidConfigError("advertised.listeners", listeners,
-                                 "expected PLAINTEXT://host:port")
+        raise InvalidConfigError(
+            "advertised.listeners", listeners, "expected PLAINTEXT://host:port"
+        )
     return host, int(port)
 
 

@@ -12,8 +12,8 @@ from kafkalite.cluster.spec import BrokerSpec
 class BrokerState(enum.Enum):
     RUNNING = "running"
     PAUSED = "paused"
-    STOPPED = "stopped"  # stopped on purpose (stop or kill)
-    DEAD = "dead"  # not running, and nobody asked it to stop
+    STOPPED = "stopped"  # stopped on purpose (controlled shutdown)
+    DEAD = "dead"  # killed or crashed: no controlled shutdown happened
     ISOLATED = "isolated"
 
 

@@ -66,7 +66,7 @@ class LocalProcessBackend:
 
     def kill(self, broker: BrokerSpec) -> None:
         process = _process(broker)
-        broker.stopped = True
+        broker.stopped = False  # a killed broker is dead, as after a crash, not "stopped"
         if process is not None:
             process.send_signal(signal.SIGCONT)  # a paused broker must die too
             process.kill()

@@ -271,6 +271,15 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
             read_only=True,
         ),
         ConfigDef(
+            "advertised.listeners",
+            _S,
+            "",
+            "",
+            "PLAINTEXT://host:port that clients are told to use (a proxy, a container name); "
+            "empty means the listener's own address",
+            read_only=True,
+        ),
+        ConfigDef(
             "auto.create.topics.enable",
             _B,
             "true",

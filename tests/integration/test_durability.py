@@ -24,7 +24,12 @@ PRODUCERS = 3
 
 
 def _produce(
-    bootstrap: str, topic: str, name: str, acked: list[tuple[bytes, int]], stop: threading.Event
+    bootstrap: str,
+    topic: str,
+    name: str,
+    acked: list[tuple[bytes, int]],
+    stop: threading.Event,
+    restarted: threading.Event,
 ) -> None:
     producer = KafkaProducer(
         bootstrap_servers=bootstrap,
@@ -50,7 +55,10 @@ def _produce(
         i += 1
         if i % 50 == 0:
             time.sleep(0.01)
-    producer.close(timeout=5)
+    # Records still buffered at the kill are sent (and acknowledged) after the restart:
+    # close only then, so every acknowledgement is in ``acked`` before the log is read.
+    restarted.wait(60)
+    producer.close(timeout=30)
 
 
 def _read_all(bootstrap: str, topic: str, end_offset: int) -> list[tuple[int, bytes]]:
@@ -76,8 +84,9 @@ def test_kill_dash_nine_mid_stream_loses_nothing_acknowledged(fresh_cluster: Clu
     admin.close()
     acked: list[tuple[bytes, int]] = []
     stop = threading.Event()
+    restarted = threading.Event()
     threads = [
-        threading.Thread(target=_produce, args=(bootstrap, topic, f"p{n}", acked, stop))
+        threading.Thread(target=_produce, args=(bootstrap, topic, f"p{n}", acked, stop, restarted))
         for n in range(PRODUCERS)
     ]
     for t in threads:
@@ -88,15 +97,19 @@ def test_kill_dash_nine_mid_stream_loses_nothing_acknowledged(fresh_cluster: Clu
     fresh_cluster.kill(1)  # SIGKILL while the producers are still sending
     time.sleep(0.5)
     stop.set()
-    for t in threads:
-        t.join(timeout=30)
     assert len(acked) >= 3000, "producers did not get going before the kill"
 
     fresh_cluster.restart(1)
+    restarted.set()
+    for t in threads:
+        t.join(timeout=60)
     log = _read_all(bootstrap, topic, max(o for _, o in acked) + 1)
     by_offset = dict(log)
     for value, offset in acked:
-        assert by_offset.get(offset) == value, f"acknowledged {value!r}@{offset} lost"
+        assert by_offset.get(offset) == value, (
+            f"acknowledged {value!r}@{offset} lost; read {len(log)} records up to "
+            f"{log[-1][0] if log else None}; status {fresh_cluster.status()['partitions']}"
+        )
     counts = Counter(v for _, v in log)
     assert all(counts[v] == 1 for v, _ in acked), "an acknowledged record appears twice"
     assert [o for o, _ in log] == list(range(len(log))), "offsets are not contiguous"

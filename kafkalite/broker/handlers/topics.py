@@ -35,7 +35,10 @@ async def create_topics(ctx: RequestContext, request: Any) -> Any:
     results = []
     for c in created:
         ok = c.result.error == 0
-        configs = image.topic_configs_resolved(c.name) if ok and not request.validate_only else {}
+        describe = (
+            ok and not request.validate_only and s.has_field("CreatableTopicResult", "configs")
+        )
+        configs = image.topic_configs_resolved(c.name) if describe else {}
         results.append(
             s.CreatableTopicResult(
                 name=c.name,

@@ -1,0 +1,1 @@
+"""Coordinators: consumer groups and their committed offsets (transactions come later)."""

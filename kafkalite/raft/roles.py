@@ -1,0 +1,150 @@
+"""One class per role, as Kafka's ``raft`` package has (``UnattachedState``,
+``FollowerState``, ``CandidateState``, ``LeaderState``, ``ResignedState``).
+
+A role holds only what is true while the node is in it (its epoch, its timers, votes
+collected, replicas' progress); ``RaftNode`` moves between roles and is the only writer.
+Deadlines are absolute milliseconds of the injected clock.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from kafkalite.raft.messages import FetchRequest
+from kafkalite.raft.quorum_state import NO_ID
+from kafkalite.raft.snapshot import OffsetAndEpoch
+
+
+class Role(enum.Enum):
+    UNATTACHED = "unattached"
+    FOLLOWER = "follower"
+    CANDIDATE = "candidate"
+    LEADER = "leader"
+    RESIGNED = "resigned"
+
+
+@dataclass
+class UnattachedState:
+    """Knows the epoch but no leader; may have voted (``voted_id``) in this epoch."""
+
+    epoch: int
+    election_deadline_ms: int
+    voted_id: int = NO_ID
+    role: Role = Role.UNATTACHED
+
+
+@dataclass
+class SnapshotFetch:
+    """A snapshot being pulled chunk by chunk with FetchSnapshot."""
+
+    snapshot_id: OffsetAndEpoch
+    data: bytearray = field(default_factory=bytearray)
+
+
+@dataclass
+class FollowerState:
+    """Follows ``leader_id``: pulls with Fetch, stands for election when the leader is silent
+    for ``fetch.timeout.ms``. At most one Fetch/FetchSnapshot is in flight."""
+
+    epoch: int
+    leader_id: int
+    fetch_deadline_ms: int
+    in_flight_correlation_id: int | None = None
+    in_flight_sent_ms: int = 0
+    snapshot_fetch: SnapshotFetch | None = None
+    voted_id: int = NO_ID
+    role: Role = Role.FOLLOWER
+
+
+@dataclass
+class CandidateState:
+    """Voted for itself in ``epoch`` and asks the other voters; ``vote_sent_ms`` times
+    resends to voters that have not answered."""
+
+    epoch: int
+    election_deadline_ms: int
+    granted: set[int] = field(default_factory=set)
+    rejected: set[int] = field(default_factory=set)
+    vote_sent_ms: dict[int, int] = field(default_factory=dict)
+    role: Role = Role.CANDIDATE
+
+
+@dataclass
+class ReplicaState:
+    """The leader's view of one voter, as DescribeQuorum reports it."""
+
+    replica_id: int
+    log_end_offset: int = -1
+    last_fetch_timestamp: int = -1
+    last_caught_up_timestamp: int = -1
+
+
+@dataclass
+class ParkedFetch:
+    """A Fetch with nothing new to return, answered on new data or at ``deadline_ms``."""
+
+    source: int
+    correlation_id: int
+    request: FetchRequest
+    deadline_ms: int
+
+
+@dataclass
+class LeaderState:
+    """Leads ``epoch`` from ``epoch_start_offset`` (where its LeaderChange entry is).
+
+    The high watermark moves only to an offset a majority of voters has flushed *and* above
+    ``epoch_start_offset``: an entry of an earlier epoch is committed only indirectly, by an
+    entry of this epoch (Raft §5.4.2; Kafka's ``LeaderState.maybeUpdateHighWatermark``).
+    """
+
+    epoch: int
+    epoch_start_offset: int
+    replicas: dict[int, ReplicaState]
+    check_quorum_deadline_ms: int
+    begin_sent_ms: dict[int, int] = field(default_factory=dict)
+    parked: dict[int, ParkedFetch] = field(default_factory=dict)
+    role: Role = Role.LEADER
+
+    def update_replica(self, replica_id: int, end_offset: int, now_ms: int, leo: int) -> None:
+        replica = self.replicas.get(replica_id)
+        if replica is None:
+            return
+        replica.log_end_offset = end_offset
+        replica.last_fetch_timestamp = now_ms
+        if end_offset >= leo:
+            replica.last_caught_up_timestamp = now_ms
+
+    def majority_end_offset(self) -> int:
+        """The largest offset that a majority of voters has reached."""
+        offsets = sorted((r.log_end_offset for r in self.replicas.values()), reverse=True)
+        return offsets[len(offsets) // 2]
+
+    def maybe_update_high_watermark(self, current: int) -> int | None:
+        """The new high watermark, or None if it does not move."""
+        candidate = self.majority_end_offset()
+        if candidate > self.epoch_start_offset and candidate > current:
+            return candidate
+        return None
+
+    def fetched_recently(self, since_ms: int) -> int:
+        """How many voters (the leader included) fetched at or after ``since_ms``."""
+        return sum(1 for r in self.replicas.values() if r.last_fetch_timestamp >= since_ms)
+
+
+@dataclass
+class ResignedState:
+    """Was leader of ``epoch`` and stepped down (shutdown, check-quorum or restart): it
+    never leads this epoch again, tells the voters with EndQuorumEpoch, and stands for a
+    new epoch when its election timer fires."""
+
+    epoch: int
+    election_deadline_ms: int
+    preferred_successors: tuple[int, ...] = ()
+    end_sent_ms: dict[int, int] = field(default_factory=dict)
+    acked: set[int] = field(default_factory=set)
+    role: Role = Role.RESIGNED
+
+
+State = UnattachedState | FollowerState | CandidateState | LeaderState | ResignedState

@@ -1,0 +1,133 @@
+"""Fetch: divergence and truncation, the high-watermark rule, snapshots, resignation."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafkalite.raft import ElectionState, Entry, RaftNode, Role, Snapshot
+from kafkalite.raft.messages import Envelope, EpochEndOffset, FetchRequest, FetchResponse
+from kafkalite.raft.node import NotLeader
+from kafkalite.raft.roles import LeaderState, ReplicaState
+from tests.unit.raft.helpers import deliver, make_node, settle
+
+pytestmark = pytest.mark.unit
+
+
+def elect(nodes: dict[int, RaftNode], candidate: int, now: int = 10_000) -> None:
+    for node in nodes.values():
+        node.poll(0)
+    deliver(nodes, nodes[candidate].poll(now), now)
+    assert nodes[candidate].role is Role.LEADER
+
+
+def log_of(node: RaftNode) -> list[tuple[int, int]]:
+    return [(e.offset, e.epoch) for e in node.log.read(node.log.log_start_offset, 1000)]
+
+
+def test_a_diverging_follower_truncates_to_the_leaders_epoch_boundary_and_catches_up() -> None:
+    # Node 2 holds two uncommitted entries of epoch 2 that nodes 1 and 3 never saw.
+    state = ElectionState(2)
+    nodes = {
+        1: make_node(1, epochs=[1, 1, 1], state=state),
+        2: make_node(2, epochs=[1, 1, 1, 2, 2], state=state),
+        3: make_node(3, epochs=[1, 1, 1], state=state),
+    }
+    for node in nodes.values():
+        node.poll(0)
+    deliver({1: nodes[1], 3: nodes[3]}, nodes[1].poll(10_000), 10_000)  # 2 is away
+    assert nodes[1].role is Role.LEADER and nodes[1].epoch == 3
+    fetch = FetchRequest(2, 3, fetch_offset=5, last_fetched_epoch=2)
+    (reply,) = nodes[1].handle(10_001, Envelope(2, 1, 7, fetch))
+    assert isinstance(reply.message, FetchResponse)
+    assert reply.message.diverging_epoch == EpochEndOffset(epoch=1, end_offset=3)
+    settle(nodes, 10_002, 50)  # node 2 joins: truncates to 3 and fetches epoch 3's entry
+    assert log_of(nodes[2]) == log_of(nodes[1]) == [(0, 1), (1, 1), (2, 1), (3, 3)]
+    assert nodes[2].high_watermark == 4
+
+
+def test_high_watermark_waits_for_an_entry_of_the_current_epoch() -> None:
+    """Entries 0..4 are from epoch 1; epoch 3's LeaderChange is at offset 5. A majority
+    holding 0..4 commits nothing (Raft §5.4.2); a majority holding offset 5 commits all."""
+    leader = LeaderState(3, 5, {v: ReplicaState(v) for v in (1, 2, 3)}, 0)
+    leader.update_replica(1, 6, 0, 6)
+    leader.update_replica(2, 5, 0, 6)
+    assert leader.maybe_update_high_watermark(current=0) is None
+    leader.update_replica(2, 6, 0, 6)
+    assert leader.maybe_update_high_watermark(current=0) == 6
+    assert leader.maybe_update_high_watermark(current=6) is None
+
+
+def test_leader_commits_prior_epoch_entries_only_with_its_own() -> None:
+    """Node-level: a follower holding 0..1 (epoch 1) does not make them committed; once it
+    holds the new leader's LeaderChange (offset 2, epoch 2), all three are."""
+    state = ElectionState(1)
+    nodes = {n: make_node(n, epochs=[1, 1], state=state, seed=n) for n in (1, 2, 3)}
+    for node in nodes.values():
+        node.poll(0)
+    (vote_request,) = [e for e in nodes[1].poll(10_000) if e.destination == 2]
+    (vote_response,) = nodes[2].handle(10_000, vote_request)
+    nodes[1].handle(10_000, vote_response)  # its BeginQuorumEpoch is not delivered
+    leader = nodes[1]
+    assert leader.role is Role.LEADER and leader.epoch == 2
+    leader.handle(10_001, Envelope(2, 1, 5, FetchRequest(2, 2, 2, 1)))
+    leader.poll(10_001)
+    assert leader.high_watermark == 0
+    leader.handle(10_002, Envelope(2, 1, 6, FetchRequest(2, 2, 3, 2)))
+    assert leader.high_watermark == 3
+    committed = leader.take_committed()
+    assert [(e.offset, e.epoch) for e in committed if isinstance(e, Entry)] == [
+        (0, 1),
+        (1, 1),
+        (2, 2),
+    ]
+
+
+def test_a_fetch_from_an_old_epoch_is_fenced() -> None:
+    nodes = {n: make_node(n, seed=n) for n in (1, 2, 3)}
+    elect(nodes, 1)
+    out = nodes[1].handle(10_001, _fetch(2, epoch=0))
+    response = out[0].message
+    assert isinstance(response, FetchResponse)
+    assert response.error_code == 74 and response.leader_id == 1 and response.leader_epoch == 1
+
+
+def _fetch(replica: int, epoch: int, offset: int = 0, last_epoch: int = 0) -> Envelope:
+    return Envelope(replica, 1, 99, FetchRequest(replica, epoch, offset, last_epoch))
+
+
+def test_append_on_a_follower_says_who_leads() -> None:
+    nodes = {n: make_node(n, seed=n) for n in (1, 2, 3)}
+    elect(nodes, 1)
+    assert nodes[2].append(10_001, [b"x"]) == NotLeader(1, 1)
+
+
+def test_a_follower_behind_the_log_start_installs_the_snapshot() -> None:
+    nodes = {n: make_node(n, seed=n) for n in (1, 2, 3)}
+    elect(nodes, 1)
+    now = 10_001
+    for i in range(10):
+        nodes[1].append(now, [b"v%d" % i])
+        deliver({1: nodes[1], 2: nodes[2]}, nodes[1].poll(now), now)  # node 3 is away
+        now += 1
+    applied = nodes[1].take_committed()
+    assert nodes[1].high_watermark == 11
+    nodes[1].create_snapshot(11, b"state@11" * 1000)  # several FetchSnapshot chunks
+    assert nodes[1].log.log_start_offset == 11
+    out = nodes[3].poll(now + 1)  # its pending fetch times out and is resent
+    deliver(nodes, out + nodes[1].poll(now + 1), now + 1)
+    deliver(nodes, nodes[3].poll(now + 300), now + 300)
+    first = nodes[3].take_committed()[0]
+    assert isinstance(first, Snapshot) and first.data == b"state@11" * 1000
+    assert nodes[3].log.log_start_offset == 11 and len(applied) == 11
+
+
+def test_resign_hands_over_quickly_with_end_quorum_epoch() -> None:
+    nodes = {n: make_node(n, seed=n) for n in (1, 2, 3)}
+    elect(nodes, 1)
+    settle(nodes, 10_001, 20)
+    deliver(nodes, nodes[1].resign(10_100), 10_100)
+    assert nodes[1].role is Role.RESIGNED
+    settle(nodes, 10_101, 20)  # well within fetch.timeout.ms: only EndQuorumEpoch explains it
+    leaders = [n for n, node in nodes.items() if node.role is Role.LEADER]
+    assert leaders == [2] and nodes[2].epoch == 2  # most caught up, then lowest id
+    assert nodes[1].role is Role.FOLLOWER and nodes[1].leader_id == 2

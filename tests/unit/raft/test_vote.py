@@ -1,0 +1,131 @@
+"""Vote granting: epoch, one vote per epoch, log up-to-dateness, durability first."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from kafkalite.raft import (
+    ElectionState,
+    FileQuorumStateStore,
+    MemoryQuorumStateStore,
+    MemoryRaftLog,
+    RaftNode,
+    Role,
+)
+from kafkalite.raft.messages import Envelope, VoteRequest, VoteResponse
+from tests.unit.raft.helpers import CONFIG, deliver, make_node
+
+pytestmark = pytest.mark.unit
+
+
+def vote(
+    node: RaftNode, candidate: int, epoch: int, last_epoch: int, last_offset: int, now: int = 0
+) -> VoteResponse:
+    out = node.handle(
+        now,
+        Envelope(
+            candidate, node.node_id, 1, VoteRequest(epoch, candidate, last_epoch, last_offset)
+        ),
+    )
+    (response,) = [e.message for e in out if isinstance(e.message, VoteResponse)]
+    return response
+
+
+def test_grants_an_up_to_date_candidate_of_a_newer_epoch_and_persists_the_vote() -> None:
+    node = make_node(1, epochs=[1, 1])
+    response = vote(node, 2, epoch=2, last_epoch=1, last_offset=2)
+    assert response.vote_granted and response.leader_epoch == 2
+    assert node.store.read() == ElectionState(2, voted_id=2)
+    assert isinstance(node.store, MemoryQuorumStateStore)
+    assert node.store.synced == ElectionState(2, voted_id=2)
+
+
+def test_one_vote_per_epoch() -> None:
+    node = make_node(1)
+    assert vote(node, 2, epoch=1, last_epoch=0, last_offset=0).vote_granted
+    assert not vote(node, 3, epoch=1, last_epoch=0, last_offset=0).vote_granted
+    assert vote(node, 2, epoch=1, last_epoch=0, last_offset=0).vote_granted  # a retry
+
+
+@pytest.mark.parametrize(
+    ("last_epoch", "last_offset", "granted"),
+    [
+        (2, 3, True),  # same last epoch, same length
+        (2, 5, True),  # same last epoch, longer
+        (2, 2, False),  # same last epoch, shorter
+        (1, 9, False),  # older last epoch, however long
+        (3, 1, True),  # newer last epoch, however short
+    ],
+)
+def test_log_up_to_date_compares_last_epoch_then_offset(
+    last_epoch: int, last_offset: int, granted: bool
+) -> None:
+    node = make_node(1, epochs=[1, 2, 2])
+    assert vote(node, 2, 5, last_epoch, last_offset).vote_granted is granted
+
+
+def test_rejects_a_stale_epoch_and_says_which_epoch_is_current() -> None:
+    node = make_node(1, state=ElectionState(4))
+    response = vote(node, 2, epoch=3, last_epoch=9, last_offset=99)
+    assert not response.vote_granted and response.leader_epoch == 4
+    assert node.store.read() == ElectionState(4)
+
+
+def test_a_follower_does_not_vote_in_its_leaders_epoch() -> None:
+    node = make_node(1, state=ElectionState(3, leader_id=2))
+    node.poll(0)
+    assert node.role is Role.FOLLOWER
+    assert not vote(node, 3, epoch=3, last_epoch=9, last_offset=99).vote_granted
+
+
+def test_the_vote_is_on_disk_before_the_response_exists(tmp_path: Path) -> None:
+    """The store's write happens inside ``handle``; the response only leaves after it."""
+    path = tmp_path / "quorum-state"
+    order: list[str] = []
+
+    class RecordingStore(FileQuorumStateStore):
+        def write(self, state: ElectionState) -> None:
+            super().write(state)
+            order.append(f"synced {state.voted_id}")
+
+    node = RaftNode(1, [1, 2, 3], RecordingStore(path), MemoryRaftLog(), random.Random(0), CONFIG)
+    response = vote(node, 2, epoch=1, last_epoch=0, last_offset=0)
+    order.append("response")
+    assert response.vote_granted
+    assert order[-2:] == ["synced 2", "response"]
+    assert FileQuorumStateStore(path).read() == ElectionState(1, voted_id=2)
+
+
+def test_a_restarted_voter_remembers_its_vote() -> None:
+    node = make_node(1)
+    assert vote(node, 2, epoch=1, last_epoch=0, last_offset=0).vote_granted
+    assert isinstance(node.store, MemoryQuorumStateStore)
+    again = RaftNode(1, [1, 2, 3], node.store.crash(), MemoryRaftLog(), random.Random(1), CONFIG)
+    assert not vote(again, 3, epoch=1, last_epoch=0, last_offset=0).vote_granted
+
+
+def test_a_candidate_with_a_majority_leads_and_writes_leader_change() -> None:
+    nodes = {n: make_node(n, seed=n) for n in (1, 2, 3)}
+    for node in nodes.values():
+        node.poll(0)
+    out = nodes[1].poll(10_000)  # election timer fired
+    assert nodes[1].role is Role.CANDIDATE and nodes[1].epoch == 1
+    deliver(nodes, out, 10_000)
+    assert nodes[1].role is Role.LEADER
+    assert nodes[1].store.read() == ElectionState(1, voted_id=1, leader_id=1)
+    first = nodes[1].log.entry_at(0)
+    assert first is not None and first.control and first.epoch == 1
+    assert {nodes[2].leader_id, nodes[3].leader_id} == {1}
+
+
+def test_a_single_voter_leads_at_once() -> None:
+    node = make_node(1, voters=[1])
+    node.poll(0)
+    assert node.role is Role.LEADER and node.epoch == 1
+    assert node.append(0, [b"x"]) == 1
+    node.poll(1)
+    assert node.high_watermark == 2
+    assert [e.payload for e in node.take_committed() if not getattr(e, "control", True)] == [b"x"]
