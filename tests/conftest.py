@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,8 +34,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     try:
         yield c
     finally:
-        c.down()
-        shutil.rmtree(root, ignore_errors=True)
+        c.down()  # the data stays under pytest's basetemp, to read broker.log after a failure
 
 
 @pytest.fixture

@@ -17,12 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafkalite.broker.events import EventLog
+from kafkalite.broker.group_offsets import BrokerOffsetsTopic
 from kafkalite.broker.producer_ids import ProducerIdManager
 from kafkalite.broker.replica_manager import ReplicaManager
 from kafkalite.broker.server import KafkaServer
 from kafkalite.controller.metadata_quorum import SingleVoterQuorum
 from kafkalite.controller.quorum_controller import QuorumController
 from kafkalite.controller.service import ControllerService
+from kafkalite.coordinator.group.coordinator import GroupCoordinator
 from kafkalite.metadata.config_defs import BROKER_CONFIGS, InvalidConfigError
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.metadata.records import (
@@ -73,6 +75,14 @@ class Broker:
         self.controller = ControllerService(self.quorum, QuorumController(self.image))
         self.broker_epoch = -1
         self.producer_ids = ProducerIdManager(self)
+        self.group_offsets = BrokerOffsetsTopic(self)
+        self.group_coordinator = GroupCoordinator(
+            self.group_offsets,
+            now_ms,
+            self.events.emit,
+            lambda: int(self.image.broker_config("group.min.session.timeout.ms")),
+            lambda: int(self.image.broker_config("group.max.session.timeout.ms")),
+        )
         self.server = KafkaServer(
             self, int(config.overrides.get("socket.request.max.bytes", "104857600"))
         )
@@ -98,6 +108,7 @@ class Broker:
         await self._apply_static_overrides()
         await self.server.start(self.config.host, self.config.port)
         self._tasks.append(asyncio.create_task(self._retention_loop(), name="retention"))
+        self.group_coordinator.start()
         self.events.emit("broker_started", broker_epoch=self.broker_epoch)
 
     async def _apply_static_overrides(self) -> None:
@@ -167,6 +178,7 @@ class Broker:
     async def stop(self) -> None:
         """Controlled shutdown: stop taking requests, then close every log cleanly."""
         await self.server.stop()
+        await self.group_coordinator.stop()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:

@@ -12,16 +12,15 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from kafkalite.storage.config import LogConfig
-from kafkalite.storage.errors import StorageError
-from kafkalite.storage.log import AppendInfo
-from kafkalite.storage.log_manager import LogManager
-
 from kafkalite.broker.events import EventLog
 from kafkalite.broker.purgatory import Purgatory
 from kafkalite.metadata.image import MetadataImage, PartitionRegistration
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 from kafkalite.replication.partition import Partition
+from kafkalite.storage.config import LogConfig
+from kafkalite.storage.errors import StorageError
+from kafkalite.storage.log import AppendInfo
+from kafkalite.storage.log_manager import LogManager
 
 log = logging.getLogger(__name__)
 TopicPartition = tuple[str, int]

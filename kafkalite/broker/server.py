@@ -50,21 +50,25 @@ class KafkaServer:
         self.max_request_bytes = max_request_bytes
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
+        self._writers: set[asyncio.StreamWriter] = set()
 
     async def start(self, host: str, port: int) -> None:
         self._server = await asyncio.start_server(self._serve, host, port, reuse_address=True)
 
     async def stop(self) -> None:
+        """Stop accepting, then close every connection so its task ends on its own."""
         if self._server is not None:
             self._server.close()
-        for task in list(self._connections):
-            task.cancel()
-        await asyncio.gather(*self._connections, return_exceptions=True)
+        for writer in list(self._writers):
+            writer.close()
+        if self._connections:
+            await asyncio.wait(list(self._connections), timeout=5)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)
+        self._writers.add(writer)
         peer = _peer_name(writer)
         try:
             await self._loop(reader, writer, peer)
@@ -74,6 +78,7 @@ class KafkaServer:
             pass
         finally:
             self._connections.discard(task)
+            self._writers.discard(writer)
             await self._close(writer)
 
     async def _loop(

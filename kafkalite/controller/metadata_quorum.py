@@ -14,13 +14,11 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from kafkalite.metadata.records import MetadataRecord, decode, encode
-from kafkalite.protocol.record_batch import iter_batches
-from kafkalite.protocol.records import Record, build_batch, decode_records
+from kafkalite.protocol.records import Record, build_batch
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.log import Log
 
 METADATA_TOPIC = "__cluster_metadata"
-_READ_CHUNK = 1 << 20
 
 CommitListener = Callable[[int, MetadataRecord], None]
 
@@ -48,16 +46,9 @@ class SingleVoterQuorum:
             self._publish(offset, record)
 
     def read_committed(self, start: int) -> Iterator[tuple[int, MetadataRecord]]:
-        position = start
-        while position < self.high_watermark:
-            data = self.log.read(position, _READ_CHUNK, self.high_watermark).records
-            if not data:
-                return
-            for pos, header in iter_batches(data):
-                for record in decode_records(data, pos):
-                    if record.offset >= position and record.value is not None:
-                        yield record.offset, decode(record.value)
-                position = header.next_offset
+        for record in self.log.records_between(start, self.high_watermark):
+            if record.value is not None:
+                yield record.offset, decode(record.value)
 
     def append(self, records: Sequence[MetadataRecord]) -> int:
         """Append and commit atomically; returns the offset of the last record."""

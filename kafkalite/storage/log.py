@@ -25,12 +25,13 @@ from pathlib import Path
 from kafkalite.protocol.record_batch import (
     InvalidBatchError,
     RecordBatchHeader,
+    iter_batches,
     parse_header,
     split_produced,
     stamp,
     validate_batch,
 )
-from kafkalite.protocol.records import decode_records
+from kafkalite.protocol.records import Record, decode_records
 from kafkalite.storage.checkpoint import write_atomically
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.errors import (
@@ -45,6 +46,7 @@ from kafkalite.storage.segment import LogSegment
 
 log = logging.getLogger(__name__)
 CLEAN_SHUTDOWN = "clean-shutdown"
+_READ_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,6 +293,21 @@ class Log:
             for _, header in segment.scan(0):
                 if header.last_offset >= offset:
                     yield segment, header
+
+    def records_between(self, start: int, end: int) -> Iterator[Record]:
+        """Decoded records of uncompressed, non-control batches in [start, end).
+
+        Only for the broker's own internal logs (metadata, group offsets), never the hot path.
+        """
+        position = start
+        while position < end:
+            data = self.read(position, _READ_CHUNK, end).records
+            if not data:
+                return
+            for pos, header in iter_batches(data):
+                if not header.is_control:
+                    yield from (r for r in decode_records(data, pos) if position <= r.offset < end)
+                position = header.next_offset
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """First record with a timestamp >= ``timestamp`` (records decoded only here)."""

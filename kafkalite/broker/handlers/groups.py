@@ -1,0 +1,214 @@
+"""FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, ListGroups, DescribeGroups.
+
+The classic consumer-group protocol. The logic lives in ``coordinator.group``; these
+handlers only translate between kio's versioned messages and it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkalite.broker.context import RequestContext
+from kafkalite.broker.handlers.registry import handles
+from kafkalite.coordinator.group.coordinator import JoinRequest
+from kafkalite.coordinator.group.offsets_log import OFFSETS_TOPIC, partition_for
+from kafkalite.protocol.codec import millis
+from kafkalite.protocol.errors import ErrorCode, KafkaError
+
+GROUP_KEY = 0
+
+
+@handles(10, 0, 3)
+async def find_coordinator(ctx: RequestContext, request: Any) -> Any:
+    s = ctx.schema
+    broker = ctx.broker
+
+    def answer(
+        error: ErrorCode, node: int = -1, host: str = "", port: int = -1, message: str | None = None
+    ) -> Any:
+        return s.FindCoordinatorResponse(
+            throttle_time=0,
+            error_code=error,
+            error_message=message,
+            node_id=node,
+            host=host,
+            port=port,
+        )
+
+    if int(getattr(request, "key_type", GROUP_KEY)) != GROUP_KEY:
+        return answer(
+            ErrorCode.coordinator_not_available,
+            message="transaction coordinators arrive with transactions",
+        )
+    await broker.group_offsets.ensure_exists()
+    partition = partition_for(request.key, broker.group_offsets.partition_count())
+    leader = broker.image.partition_leader(OFFSETS_TOPIC, partition)
+    registration = broker.image.brokers.get(leader)
+    if registration is None or registration.fenced:
+        return answer(ErrorCode.coordinator_not_available)
+    return answer(ErrorCode.none, leader, registration.host, registration.port)
+
+
+@handles(11, 0, 7)
+async def join_group(ctx: RequestContext, request: Any) -> Any:
+    s = ctx.schema
+    session_ms = millis(request.session_timeout)
+    rebalance = getattr(request, "rebalance_timeout", None)
+    result = await ctx.broker.group_coordinator.join(
+        JoinRequest(
+            group_id=request.group_id,
+            member_id=request.member_id,
+            group_instance_id=getattr(request, "group_instance_id", None),
+            client_id=ctx.request.client_id or "",
+            client_host=ctx.peer,
+            session_timeout_ms=session_ms,
+            rebalance_timeout_ms=millis(rebalance) if rebalance is not None else session_ms,
+            protocol_type=request.protocol_type,
+            protocols=[(p.name, bytes(p.metadata)) for p in request.protocols],
+            require_known_member_id=ctx.version >= 4,
+        )
+    )
+    return s.JoinGroupResponse(
+        throttle_time=0,
+        error_code=result.error,
+        generation_id=result.generation_id,
+        protocol_type=result.protocol_type,
+        protocol_name=result.protocol_name or "",
+        leader=result.leader,
+        member_id=result.member_id,
+        members=tuple(
+            s.JoinGroupResponseMember(member_id=m, group_instance_id=i, metadata=meta)
+            for m, i, meta in result.members
+        ),
+    )
+
+
+@handles(14, 0, 5)
+async def sync_group(ctx: RequestContext, request: Any) -> Any:
+    s = ctx.schema
+    coordinator = ctx.broker.group_coordinator
+    try:
+        assignment = await coordinator.sync(
+            request.group_id,
+            int(request.generation_id),
+            request.member_id,
+            {a.member_id: bytes(a.assignment) for a in request.assignments},
+        )
+        error = ErrorCode.none
+    except KafkaError as exc:
+        assignment, error = b"", exc.code
+    group = coordinator.groups.get(request.group_id)
+    return s.SyncGroupResponse(
+        throttle_time=0,
+        error_code=error,
+        assignment=assignment,
+        protocol_type=group.protocol_type if group else None,
+        protocol_name=group.protocol_name if group else None,
+    )
+
+
+@handles(12, 0, 4)
+async def heartbeat(ctx: RequestContext, request: Any) -> Any:
+    try:
+        ctx.broker.group_coordinator.heartbeat(
+            request.group_id, int(request.generation_id), request.member_id
+        )
+        error = ErrorCode.none
+    except KafkaError as exc:
+        error = exc.code
+    return ctx.schema.HeartbeatResponse(throttle_time=0, error_code=error)
+
+
+@handles(13, 0, 4)
+async def leave_group(ctx: RequestContext, request: Any) -> Any:
+    s = ctx.schema
+    members = getattr(request, "members", None)
+    ids = [m.member_id for m in members] if members is not None else [request.member_id]
+    try:
+        results = ctx.broker.group_coordinator.leave(request.group_id, ids)
+        error = ErrorCode.none if ctx.version >= 3 else results[0]
+    except KafkaError as exc:
+        results, error = [exc.code] * len(ids), exc.code
+    return s.LeaveGroupResponse(
+        throttle_time=0,
+        error_code=error,
+        members=tuple(
+            s.MemberResponse(member_id=m, group_instance_id=None, error_code=e)
+            for m, e in zip(ids, results, strict=True)
+        )
+        if s.has_field("LeaveGroupResponse", "members")
+        else (),
+    )
+
+
+@handles(16, 0, 4)
+async def list_groups(ctx: RequestContext, request: Any) -> Any:
+    s = ctx.schema
+    wanted = set(getattr(request, "states_filter", ()) or ())
+    groups = [
+        g
+        for g in ctx.broker.group_coordinator.list_groups()
+        if not wanted or g.state.value in wanted
+    ]
+    return s.ListGroupsResponse(
+        throttle_time=0,
+        error_code=ErrorCode.none,
+        groups=tuple(
+            s.ListedGroup(
+                group_id=g.group_id, protocol_type=g.protocol_type or "", group_state=g.state.value
+            )
+            for g in groups
+        ),
+    )
+
+
+def _describe(ctx: RequestContext, group_id: str) -> Any:
+    s = ctx.schema
+    coordinator = ctx.broker.group_coordinator
+    try:
+        coordinator.check_coordinator(group_id)
+    except KafkaError as exc:
+        return s.DescribedGroup(
+            error_code=exc.code,
+            group_id=group_id,
+            group_state="",
+            protocol_type="",
+            protocol_data="",
+            members=(),
+        )
+    group = coordinator.groups.get(group_id)
+    if group is None:
+        return s.DescribedGroup(
+            error_code=ErrorCode.none,
+            group_id=group_id,
+            group_state="Dead",
+            protocol_type="",
+            protocol_data="",
+            members=(),
+        )
+    return s.DescribedGroup(
+        error_code=ErrorCode.none,
+        group_id=group_id,
+        group_state=group.state.value,
+        protocol_type=group.protocol_type or "",
+        protocol_data=group.protocol_name or "",
+        members=tuple(
+            s.DescribedGroupMember(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                member_metadata=m.metadata_for(group.protocol_name) if group.protocol_name else b"",
+                member_assignment=m.assignment,
+            )
+            for m in group.members.values()
+        ),
+        authorized_operations=-2147483648,
+    )
+
+
+@handles(15, 0, 5)
+async def describe_groups(ctx: RequestContext, request: Any) -> Any:
+    return ctx.schema.DescribeGroupsResponse(
+        throttle_time=0, groups=tuple(_describe(ctx, g) for g in request.groups)
+    )

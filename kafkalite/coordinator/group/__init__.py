@@ -1,0 +1,1 @@
+"""Consumer groups (classic protocol) and their committed offsets."""

@@ -1,0 +1,99 @@
+"""What the group coordinator stores in ``__consumer_offsets``, and how.
+
+Kafka stores binary keys and values there; Kafka-Lite stores JSON so a student can read the
+topic with any consumer and see exactly what a commit wrote. The topic is compacted, so
+the latest value per key is what counts::
+
+    offset commit   key   {"type": "offset", "group": G, "topic": T, "partition": P}
+                    value {"offset": O, "leader_epoch": E, "metadata": M,
+                           "commit_timestamp": ms}          (null value: deleted)
+    group metadata  key   {"type": "group", "group": G}
+                    value {"protocol_type": ..., "generation": N, "protocol": ...,
+                           "leader": member id, "members": [member ids]}
+
+The group's partition is ``abs(java_hash(group_id)) % partitions``, as in Kafka, so the
+same group always lands on the same coordinator.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kafkalite.protocol.records import Record
+
+OFFSETS_TOPIC = "__consumer_offsets"
+
+
+class OffsetsTopic(Protocol):
+    """What the coordinator needs from the broker (it must never import the broker)."""
+
+    def partition_count(self) -> int: ...
+
+    def is_leader(self, partition: int) -> bool: ...
+
+    async def append(self, partition: int, records: list[Record]) -> None:
+        """Append and wait until committed; raises KafkaError on failure."""
+
+    def read_all(self, partition: int) -> list[Record]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CommittedOffset:
+    offset: int
+    leader_epoch: int
+    metadata: str | None
+    commit_timestamp: int
+
+
+def java_string_hash(value: str) -> int:
+    """Java's ``String.hashCode`` over UTF-16 code units, as a signed 32-bit int."""
+    h = 0
+    for unit in value.encode("utf-16-be").hex(" ", 2).split():
+        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def partition_for(group_id: str, partitions: int) -> int:
+    h = java_string_hash(group_id)
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
+
+
+def _key(data: dict[str, Any]) -> bytes:
+    return json.dumps(data, sort_keys=True).encode()
+
+
+def offset_record(group: str, topic: str, partition: int, committed: CommittedOffset) -> Record:
+    return Record(
+        key=_key({"type": "offset", "group": group, "topic": topic, "partition": partition}),
+        value=json.dumps(
+            {
+                "offset": committed.offset,
+                "leader_epoch": committed.leader_epoch,
+                "metadata": committed.metadata,
+                "commit_timestamp": committed.commit_timestamp,
+            }
+        ).encode(),
+        timestamp=committed.commit_timestamp,
+    )
+
+
+def group_record(group: str, value: dict[str, Any] | None, now_ms: int) -> Record:
+    return Record(
+        key=_key({"type": "group", "group": group}),
+        value=None if value is None else json.dumps(value).encode(),
+        timestamp=now_ms,
+    )
+
+
+def decode(record: Record) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
+    """``(key, value)``; None for a record this coordinator did not write."""
+    if record.key is None:
+        return None
+    try:
+        key = json.loads(record.key)
+        value = None if record.value is None else json.loads(record.value)
+    except ValueError:
+        return None
+    return (key, value) if isinstance(key, dict) else None
