@@ -1,0 +1,72 @@
+"""The kafkalite command as a user runs it: up, status, kill, restart, down, and its errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from kafka import KafkaProducer
+
+from tests.support.ports import free_base_port
+
+pytestmark = pytest.mark.interop
+
+
+def kafkalite(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kafkalite", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_cli_lifecycle_and_errors(tmp_path: Path) -> None:
+    port = free_base_port()
+    root = str(tmp_path / "lab")
+    up = kafkalite("up", "--brokers", "1", "--dir", root, "--port", str(port))
+    assert up.returncode == 0, up.stderr
+    bootstrap = up.stdout.strip().splitlines()[-1]
+    assert bootstrap == f"127.0.0.1:{port}"
+    try:
+        producer = KafkaProducer(bootstrap_servers=bootstrap)
+        producer.send("cli", b"x").get(timeout=20)
+        producer.close()
+        status = json.loads(kafkalite("status", "--dir", root, "--json").stdout)
+        assert status["brokers"] == [
+            {"id": 1, "address": bootstrap, "state": "running", "controller": True}
+        ]
+        part = next(p for p in status["partitions"] if p["topic"] == "cli")
+        assert part["high_watermark"] == 1 and part["replicas"][0]["log_end_offset"] == 1
+
+        again = kafkalite("up", "--dir", root, "--port", str(free_base_port()))
+        assert again.returncode == 1 and "owned by a running cluster" in again.stderr
+        busy = kafkalite("up", "--dir", str(tmp_path / "other"), "--port", str(port))
+        assert busy.returncode == 1 and f"port {port}" in busy.stderr
+        bad = kafkalite(
+            "up",
+            "--dir",
+            str(tmp_path / "bad"),
+            "--port",
+            str(free_base_port()),
+            "--config",
+            "min.insync.replicas=zero",
+        )
+        assert bad.returncode == 1 and "min.insync.replicas" in bad.stderr
+
+        assert kafkalite("kill", "1", "--dir", root).returncode == 0
+        status = json.loads(kafkalite("status", "--dir", root, "--json").stdout)
+        assert status["brokers"][0]["state"] == "dead"
+        assert kafkalite("restart", "1", "--dir", root).returncode == 0
+        status = json.loads(kafkalite("status", "--dir", root, "--json").stdout)
+        assert status["brokers"][0]["state"] == "running"
+        assert next(p for p in status["partitions"] if p["topic"] == "cli")["high_watermark"] == 1
+        assert "partitions" in kafkalite("status", "--dir", root).stdout
+    finally:
+        assert kafkalite("down", "--dir", root).returncode == 0
+    status = json.loads(kafkalite("status", "--dir", root, "--json").stdout)
+    assert status["brokers"][0]["state"] == "stopped"
