@@ -14,6 +14,8 @@ from kafka.errors import (
     TopicAlreadyExistsError,
 )
 
+from kafkalite.cluster import Cluster
+
 pytestmark = pytest.mark.interop
 
 
@@ -113,3 +115,40 @@ def test_auto_topic_creation(bootstrap: str, topic: str) -> None:
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     assert topic in admin.list_topics()
     admin.close()
+
+
+def test_describe_producers_and_delete_records(bootstrap: str, topic: str) -> None:
+    producer = KafkaProducer(bootstrap_servers=bootstrap)  # idempotent by default
+    for i in range(10):
+        producer.send(topic, b"v%d" % i, partition=0)
+    producer.flush(timeout=20)
+    producer.close()
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    tp = TopicPartition(topic, 0)
+    producers = admin.describe_producers([tp])[tp].active_producers
+    assert len(producers) == 1
+    assert producers[0].last_sequence == 9
+    admin.delete_records({tp: 4})
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap)
+    assert consumer.beginning_offsets([tp])[tp] == 4
+    consumer.close()
+    admin.close()
+
+
+def test_producer_ids_are_never_reused_across_a_crash(fresh_cluster: Cluster) -> None:
+    bootstrap = fresh_cluster.bootstrap_servers
+    tp = TopicPartition("pids", 0)
+
+    def produce_one() -> None:
+        producer = KafkaProducer(bootstrap_servers=bootstrap)
+        producer.send(tp.topic, b"x", partition=0).get(timeout=20)
+        producer.close()
+
+    produce_one()
+    fresh_cluster.kill(1)
+    fresh_cluster.restart(1)
+    produce_one()
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    ids = [p.producer_id for p in admin.describe_producers([tp])[tp].active_producers]
+    admin.close()
+    assert len(ids) == 2 and len(set(ids)) == 2
