@@ -18,6 +18,7 @@ from kafkalite.cluster.backend import BrokerState, ClusterBackend
 from kafkalite.cluster.local import LocalProcessBackend
 from kafkalite.cluster.snapshot import merge_status
 from kafkalite.cluster.spec import BrokerSpec, ClusterError, ClusterSpec, check_port_free
+from kafkalite.metadata.config_defs import InvalidConfigError, validate_broker_configs
 
 READY_TIMEOUT_S = 30.0
 HTTP_TIMEOUT_S = 0.5
@@ -51,6 +52,10 @@ class Cluster:
     ) -> Cluster:
         root = Path(root)
         spec = ClusterSpec.build(root, brokers, base_port, configs or {})
+        try:
+            validate_broker_configs(spec.configs, static=True)
+        except InvalidConfigError as exc:
+            raise ClusterError(str(exc)) from None
         if (root / "cluster.json").exists():
             existing = cls(ClusterSpec.load(root), backend)
             running = [

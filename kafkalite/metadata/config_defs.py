@@ -51,7 +51,7 @@ class ConfigDef:
             raise InvalidConfigError(self.name, value, "a value is required")
         check = _CHECKS[self.type]
         if not check(value):
-            raise InvalidConfigError(self.name, value, f"expected a {self.type.name.lower()}")
+            raise InvalidConfigError(self.name, value, _EXPECTED.get(self.type, "invalid value"))
         if self.minimum is not None and int(value) < self.minimum:
             raise InvalidConfigError(self.name, value, f"must be at least {self.minimum}")
         if self.choices is not None:
@@ -77,6 +77,14 @@ def _is_double(value: str) -> bool:
         return False
     return True
 
+
+_EXPECTED = {
+    ConfigType.BOOLEAN: "expected true or false",
+    ConfigType.INT: "expected a whole number",
+    ConfigType.SHORT: "expected a whole number",
+    ConfigType.LONG: "expected a whole number",
+    ConfigType.DOUBLE: "expected a number",
+}
 
 _CHECKS: dict[ConfigType, Callable[[str], bool]] = {
     ConfigType.BOOLEAN: lambda v: v.lower() in ("true", "false"),

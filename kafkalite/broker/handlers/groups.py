@@ -165,27 +165,24 @@ async def list_groups(ctx: RequestContext, request: Any) -> Any:
 def _describe(ctx: RequestContext, group_id: str) -> Any:
     s = ctx.schema
     coordinator = ctx.broker.group_coordinator
+
+    def without_members(error: ErrorCode, state: str) -> Any:
+        return s.DescribedGroup(
+            error_code=error,
+            group_id=group_id,
+            group_state=state,
+            protocol_type="",
+            protocol_data="",
+            members=(),
+        )
+
     try:
         coordinator.check_coordinator(group_id)
     except KafkaError as exc:
-        return s.DescribedGroup(
-            error_code=exc.code,
-            group_id=group_id,
-            group_state="",
-            protocol_type="",
-            protocol_data="",
-            members=(),
-        )
+        return without_members(exc.code, "")
     group = coordinator.groups.get(group_id)
     if group is None:
-        return s.DescribedGroup(
-            error_code=ErrorCode.none,
-            group_id=group_id,
-            group_state="Dead",
-            protocol_type="",
-            protocol_data="",
-            members=(),
-        )
+        return without_members(ErrorCode.none, "Dead")
     return s.DescribedGroup(
         error_code=ErrorCode.none,
         group_id=group_id,
