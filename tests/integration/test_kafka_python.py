@@ -6,7 +6,13 @@ import time
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
+from kafka.admin import (
+    ConfigResource,
+    ConfigResourceType,
+    KafkaAdminClient,
+    NewPartitions,
+    NewTopic,
+)
 from kafka.errors import (
     InvalidPartitionsError,
     InvalidReplicationFactorError,
@@ -152,3 +158,45 @@ def test_producer_ids_are_never_reused_across_a_crash(fresh_cluster: Cluster) ->
     ids = [p.producer_id for p in admin.describe_producers([tp])[tp].active_producers]
     admin.close()
     assert len(ids) == 2 and len(set(ids)) == 2
+
+
+def test_alter_and_describe_configs(bootstrap: str, topic: str) -> None:
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])
+    resource = ConfigResource(
+        ConfigResourceType.TOPIC,
+        topic,
+        configs={"retention.ms": "120000", "min.insync.replicas": "1"},
+    )
+    admin.alter_configs([resource], incremental=False)
+    described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+    text = repr(described)
+    assert "retention.ms" in text and "120000" in text
+    rejected = admin.alter_configs(
+        [ConfigResource(ConfigResourceType.TOPIC, topic, configs={"segment.bytes": "-1"})],
+        incremental=False,
+    )
+    assert "InvalidConfigurationError" in rejected["topic"][topic]
+    assert "segment.bytes: must be at least 14" in rejected["topic"][topic]
+    admin.close()
+
+
+def test_fetch_long_poll_waits_for_data(bootstrap: str, topic: str) -> None:
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    producer.send(topic, b"first").get(timeout=20)
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap, fetch_max_wait_ms=3000, auto_offset_reset="latest"
+    )
+    tp = TopicPartition(topic, 0)
+    consumer.assign([tp])
+    consumer.seek(tp, 1)
+    started = time.monotonic()
+    assert consumer.poll(timeout_ms=1000) == {}  # nothing yet: the fetch is parked
+    producer.send(topic, b"second").get(timeout=20)
+    got = []
+    while not got and time.monotonic() - started < 10:
+        for records in consumer.poll(timeout_ms=500).values():
+            got.extend(r.value for r in records)
+    assert got == [b"second"]
+    producer.close()
+    consumer.close()
