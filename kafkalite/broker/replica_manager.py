@@ -16,7 +16,7 @@ from kafkalite.broker.events import EventLog
 from kafkalite.broker.purgatory import Purgatory
 from kafkalite.metadata.image import MetadataImage, PartitionRegistration
 from kafkalite.protocol.errors import ErrorCode, KafkaError
-from kafkalite.replication.partition import Partition
+from kafkalite.replication.partition import FOLLOWER_READ, Partition
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.errors import StorageError
 from kafkalite.storage.log import AppendInfo
@@ -43,6 +43,7 @@ class FetchRequestPartition:
     fetch_offset: int
     max_bytes: int
     current_leader_epoch: int = -1
+    replica_id: int = -1  # a follower broker's id; -1 for consumers
 
 
 @dataclass(slots=True)
@@ -206,6 +207,12 @@ class ReplicaManager:
         try:
             partition = self.get_partition(request.topic, request.partition)
             partition.check_leader(request.current_leader_epoch)
+            if request.replica_id >= 0:
+                isolation_level = FOLLOWER_READ
+                if partition.update_follower_fetch(
+                    request.replica_id, request.fetch_offset, self.now_ms()
+                ):
+                    self.produce_waiters.notify((request.topic, request.partition))
             data = partition.read_records(
                 request.fetch_offset,
                 min(max_bytes, request.max_bytes),
@@ -277,7 +284,9 @@ class ReplicaManager:
             partition = self.partitions.get((request.topic, request.partition))
             if partition is None or not partition.is_leader:
                 return 1 << 30
-            bound = partition.fetch_offset_upper_bound(isolation_level)
+            bound = partition.fetch_offset_upper_bound(
+                FOLLOWER_READ if request.replica_id >= 0 else isolation_level
+            )
             if request.fetch_offset > partition.log_end_offset or (
                 request.fetch_offset < partition.log_start_offset
             ):

@@ -16,6 +16,7 @@ from kafkalite.storage.log import AppendInfo, FetchData, Log
 
 READ_UNCOMMITTED = 0
 READ_COMMITTED = 1
+FOLLOWER_READ = -1  # not on the wire: how the leader reads for a follower's Fetch
 
 
 @dataclass(slots=True)
@@ -129,14 +130,29 @@ class Partition:
             return True
         return False
 
+    def update_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int) -> bool:
+        """A follower fetching from ``fetch_offset`` has everything below it (Kafka's
+        ``updateFollowerFetchState``). True when that moved the high watermark."""
+        self.check_leader()
+        follower = self.followers.get(replica_id)
+        if follower is None:
+            raise KafkaError(
+                ErrorCode.not_leader_or_follower,
+                f"broker {replica_id} is not a replica of {self.topic}-{self.index}",
+            )
+        follower.log_end_offset = fetch_offset
+        if fetch_offset >= self.log.log_end_offset:
+            follower.last_caught_up_time_ms = now_ms
+        return self.maybe_increment_leader_hw()
+
     def read_records(
         self, fetch_offset: int, max_bytes: int, isolation_level: int, min_one_message: bool
     ) -> FetchData:
-        """A consumer's read: nothing at or beyond the HW (or LSO under read_committed)."""
-        limit = (
-            self.last_stable_offset if isolation_level == READ_COMMITTED else self.high_watermark
-        )
+        """Consumers read below the HW (or LSO under read_committed); followers to the LEO."""
+        limit = self.fetch_offset_upper_bound(isolation_level)
         return self.log.read(fetch_offset, max_bytes, limit, min_one_message)
 
     def fetch_offset_upper_bound(self, isolation_level: int) -> int:
+        if isolation_level == FOLLOWER_READ:
+            return self.log.log_end_offset
         return self.last_stable_offset if isolation_level == READ_COMMITTED else self.high_watermark

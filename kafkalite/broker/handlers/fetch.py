@@ -19,6 +19,8 @@ from kafkalite.protocol.errors import ErrorCode
 
 
 def _partitions(request: Any) -> list[FetchRequestPartition]:
+    """Every requested partition; ``replica_id`` >= 0 marks a follower broker's fetch."""
+    replica_id = int(request.replica_id)
     return [
         FetchRequestPartition(
             topic.topic,
@@ -26,6 +28,7 @@ def _partitions(request: Any) -> list[FetchRequestPartition]:
             int(p.fetch_offset),
             int(p.partition_max_bytes),
             int(getattr(p, "current_leader_epoch", -1)),
+            replica_id,
         )
         for topic in request.topics
         for p in topic.partitions

@@ -1,0 +1,87 @@
+"""Leader-side replication state: HW from follower fetches, ISR shrink/expand rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kafkalite.protocol.errors import ErrorCode, KafkaError
+from kafkalite.protocol.records import Record, build_batch
+from kafkalite.replication.isr import caught_up_replicas, out_of_sync_replicas
+from kafkalite.replication.partition import Partition, ReplicaState
+from kafkalite.storage.config import LogConfig
+from kafkalite.storage.log import Log
+
+pytestmark = pytest.mark.unit
+
+
+def leader(tmp_path: Path) -> Partition:
+    log = Log.open(tmp_path / "t-0", LogConfig(), lambda: 0)
+    partition = Partition("t", 0, log, local_broker_id=1)
+    partition.make_leader(leader_epoch=3, partition_epoch=0, replicas=(1, 2, 3), isr=(1, 2, 3))
+    return partition
+
+
+def produce(partition: Partition, n: int, acks: int = -1, min_isr: int = 1) -> None:
+    for i in range(n):
+        partition.append_records_to_leader(build_batch([Record(None, b"%d" % i, 0)]), acks, min_isr)
+
+
+def test_high_watermark_is_the_min_log_end_offset_over_the_isr(tmp_path: Path) -> None:
+    p = leader(tmp_path)
+    produce(p, 5)
+    assert p.high_watermark == 0  # followers have nothing yet
+    assert not p.update_follower_fetch(2, 5, now_ms=10)
+    assert p.high_watermark == 0  # broker 3 still has nothing
+    assert p.update_follower_fetch(3, 3, now_ms=10)
+    assert p.high_watermark == 3
+    p.update_follower_fetch(3, 5, now_ms=11)
+    assert p.high_watermark == 5
+    assert p.followers[3].last_caught_up_time_ms == 11
+
+
+def test_removing_a_laggard_from_the_isr_lets_the_hw_advance(tmp_path: Path) -> None:
+    p = leader(tmp_path)
+    produce(p, 4)
+    p.update_follower_fetch(2, 4, now_ms=5)
+    p.make_leader(3, 1, (1, 2, 3), (1, 2))  # the controller committed ISR {1, 2}
+    assert p.high_watermark == 4
+
+
+def test_min_insync_replicas_rejects_acks_all_before_append(tmp_path: Path) -> None:
+    p = leader(tmp_path)
+    p.make_leader(3, 1, (1, 2, 3), (1,))
+    with pytest.raises(KafkaError) as caught:
+        produce(p, 1, acks=-1, min_isr=2)
+    assert caught.value.code == ErrorCode.not_enough_replicas
+    assert p.log_end_offset == 0
+    produce(p, 1, acks=1, min_isr=2)  # acks=1 does not care
+    assert p.log_end_offset == 1
+
+
+def test_fetch_from_a_non_replica_and_on_a_follower_is_refused(tmp_path: Path) -> None:
+    p = leader(tmp_path)
+    with pytest.raises(KafkaError):
+        p.update_follower_fetch(9, 0, now_ms=0)
+    p.make_follower(leader=2, leader_epoch=4, partition_epoch=1, replicas=(1, 2, 3), isr=(1, 2, 3))
+    with pytest.raises(KafkaError) as caught:
+        p.update_follower_fetch(3, 0, now_ms=0)
+    assert caught.value.code == ErrorCode.not_leader_or_follower
+
+
+def test_isr_rules() -> None:
+    followers = {2: ReplicaState(2, 10, 1_000), 3: ReplicaState(3, 4, 200)}
+    assert out_of_sync_replicas(
+        (1, 2, 3), followers, now_ms=1_500, replica_lag_time_max_ms=1_000
+    ) == [3]
+    assert (
+        out_of_sync_replicas((1, 2, 3), followers, now_ms=1_100, replica_lag_time_max_ms=1_000)
+        == []
+    )
+    assert caught_up_replicas((1, 2), followers, high_watermark=4, leader_epoch_start_offset=0) == [
+        3
+    ]
+    assert (
+        caught_up_replicas((1, 2), followers, high_watermark=5, leader_epoch_start_offset=0) == []
+    )
