@@ -18,27 +18,40 @@ from pathlib import Path
 
 from kafkalite.broker.events import EventLog
 from kafkalite.broker.group_offsets import BrokerOffsetsTopic
+from kafkalite.broker.handlers import CONTROLLER_HANDLERS, HANDLERS
 from kafkalite.broker.producer_ids import ProducerIdManager
 from kafkalite.broker.replica_manager import ReplicaManager
 from kafkalite.broker.server import KafkaServer
-from kafkalite.controller.metadata_quorum import SingleVoterQuorum
+from kafkalite.controller.channel import ControllerChannel, ControllerRequestError
 from kafkalite.controller.quorum_controller import QuorumController
+from kafkalite.controller.raft_quorum import (
+    NotControllerError,
+    RaftQuorum,
+    VoterAddress,
+    parse_voters,
+)
 from kafkalite.controller.service import ControllerService
 from kafkalite.coordinator.group.coordinator import GroupCoordinator
 from kafkalite.metadata.config_defs import BROKER_CONFIGS, InvalidConfigError
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.metadata.records import (
     ConfigRecord,
+    FenceBrokerRecord,
     MetadataRecord,
     PartitionChangeRecord,
     PartitionRecord,
     RemoveTopicRecord,
     TopicRecord,
+    UnfenceBrokerRecord,
 )
+from kafkalite.protocol.errors import ErrorCode
+from kafkalite.raft.config import RaftConfig
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.log_manager import LogManager
 
 log = logging.getLogger(__name__)
+
+CONTROLLER_PORT_OFFSET = 200
 
 
 def now_ms() -> int:
@@ -70,9 +83,23 @@ class Broker:
         self.replica_manager = ReplicaManager(
             config.broker_id, self.logs, self.image, self.events, now_ms
         )
-        self.quorum = SingleVoterQuorum(config.data_dir / "metadata", now_ms)
+        voters = self.voters
+        self.quorum = RaftQuorum(
+            config.broker_id,
+            voters,
+            config.data_dir / "metadata",
+            RaftConfig.from_properties(config.overrides),
+            self.cluster_id,
+            self.events.emit,
+        )
         self.quorum.register(self._on_commit)
-        self.controller = ControllerService(self.quorum, QuorumController(self.image))
+        self.quorum.on_snapshot(self._on_snapshot)
+        self.controller = ControllerChannel(
+            config.broker_id,
+            self.quorum,
+            ControllerService(self.quorum, QuorumController(self.image), now_ms),
+            voters,
+        )
         self.broker_epoch = -1
         self.producer_ids = ProducerIdManager(self)
         self.group_offsets = BrokerOffsetsTopic(self)
@@ -83,8 +110,10 @@ class Broker:
             lambda: int(self.image.broker_config("group.min.session.timeout.ms")),
             lambda: int(self.image.broker_config("group.max.session.timeout.ms")),
         )
-        self.server = KafkaServer(
-            self, int(config.overrides.get("socket.request.max.bytes", "104857600"))
+        max_request_bytes = int(config.overrides.get("socket.request.max.bytes", "104857600"))
+        self.server = KafkaServer(self, max_request_bytes, HANDLERS)
+        self.controller_server = KafkaServer(
+            self, max_request_bytes, CONTROLLER_HANDLERS, concurrent=True
         )
         self._tasks: list[asyncio.Task[None]] = []
         self._stopped = asyncio.Event()
@@ -96,20 +125,62 @@ class Broker:
         return advertised_address(listeners) if listeners else (self.config.host, self.config.port)
 
     @property
+    def controller_port(self) -> int:
+        """``controller.listener.port``, by default the client port + 200."""
+        port = int(self.config.overrides.get("controller.listener.port", "0"))
+        return port or self.config.port + CONTROLLER_PORT_OFFSET
+
+    @property
+    def voters(self) -> dict[int, VoterAddress]:
+        """``controller.quorum.voters``; empty means a quorum of this broker alone."""
+        value = self.config.overrides.get("controller.quorum.voters", "")
+        if value:
+            return parse_voters(value)
+        return {
+            self.broker_id: VoterAddress(self.broker_id, self.config.host, self.controller_port)
+        }
+
+    @property
     def controller_id(self) -> int:
-        return self.broker_id
+        """The active controller (the quorum leader); -1 during an election."""
+        return self.quorum.leader_id
 
     async def start(self) -> None:
-        self.quorum.replay_all()
+        await self.controller_server.start(self.config.host, self.controller_port)
+        self.quorum.start()
+        while not self.quorum.is_caught_up():
+            await asyncio.sleep(0.01)
+        await self._register()
+        await self._apply_static_overrides()
+        await self.server.start(self.config.host, self.config.port)
+        self._tasks.append(asyncio.create_task(self._retention_loop(), name="retention"))
+        self._tasks.append(asyncio.create_task(self._heartbeat_loop(), name="heartbeat"))
+        self.group_coordinator.start()
+        self.events.emit("broker_started", broker_epoch=self.broker_epoch)
+
+    async def _register(self) -> None:
         host, port = self.advertised
         self.broker_epoch = await self.controller.register_broker(
             self.broker_id, host, port, self.config.rack, str(uuid.uuid4())
         )
-        await self._apply_static_overrides()
-        await self.server.start(self.config.host, self.config.port)
-        self._tasks.append(asyncio.create_task(self._retention_loop(), name="retention"))
-        self.group_coordinator.start()
-        self.events.emit("broker_started", broker_epoch=self.broker_epoch)
+
+    async def _heartbeat_loop(self) -> None:
+        """Keep this broker's session with the active controller (Kafka's
+        ``BrokerLifecycleManager``); re-register if the controller no longer knows us."""
+        while True:
+            interval = int(self.image.broker_config("broker.heartbeat.interval.ms")) / 1000
+            await asyncio.sleep(interval)
+            try:
+                reply = await self.controller.heartbeat(
+                    self.broker_id,
+                    self.broker_epoch,
+                    self.quorum.applied_end_offset - 1,
+                    timeout_s=max(interval, 0.5),
+                )
+                if reply.error == ErrorCode.stale_broker_epoch:
+                    await self._register()
+            except (NotControllerError, ControllerRequestError):
+                continue
 
     async def _apply_static_overrides(self) -> None:
         """``--config k=v`` at start-up become cluster-wide dynamic defaults, if changed."""
@@ -132,6 +203,14 @@ class Broker:
             except Exception:
                 log.exception("retention failed")
 
+    def _on_snapshot(self, offset: int, records: list[MetadataRecord]) -> None:
+        """A snapshot replaces the image: replay it into a fresh one, then reconcile."""
+        self.image.reset()
+        for record in records:
+            self.image.replay(record, offset)
+        self.replica_manager.reconcile()
+        self.events.emit("metadata_snapshot_loaded", offset=offset, records=len(records))
+
     def _on_commit(self, offset: int, record: MetadataRecord) -> None:
         """Replay a committed record, then bring local state in line with it."""
         removed = None
@@ -147,6 +226,10 @@ class Broker:
                 )
             case TopicRecord():
                 self.events.emit("topic_created", topic=record.name, topic_id=record.topic_id)
+            case FenceBrokerRecord():
+                self.events.emit("broker_fenced", broker=record.broker_id)
+            case UnfenceBrokerRecord():
+                self.events.emit("broker_unfenced", broker=record.broker_id)
             case RemoveTopicRecord() if removed is not None:
                 self.replica_manager.remove_topic(removed)
                 self.events.emit("topic_deleted", topic=removed)
@@ -176,16 +259,29 @@ class Broker:
         self._stopped.set()
 
     async def stop(self) -> None:
-        """Controlled shutdown: stop taking requests, then close every log cleanly."""
-        await self.server.stop()
-        await self.group_coordinator.stop()
+        """Controlled shutdown: hand leadership to other replicas, stop taking requests,
+        close every log cleanly, and resign from the quorum so another voter leads at once."""
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        if self.broker_epoch >= 0:
+            with contextlib.suppress(NotControllerError, ControllerRequestError):
+                await self.controller.heartbeat(
+                    self.broker_id,
+                    self.broker_epoch,
+                    self.quorum.applied_end_offset - 1,
+                    want_shut_down=True,
+                    timeout_s=3,
+                )
+        await self.server.stop()
+        await self.group_coordinator.stop()
         self.replica_manager.close()
-        self.quorum.close()
+        await self.controller.service.stop()
+        await self.controller.close()
+        await self.quorum.stop()
+        await self.controller_server.stop()
 
 
 def advertised_address(listeners: str) -> tuple[str, int]:

@@ -108,6 +108,18 @@ class ReplicaManager:
             )
         self.fetch_waiters.notify(key)
 
+    def reconcile(self) -> None:
+        """After a metadata snapshot: match every partition to the image at once."""
+        wanted = {
+            (t.name, i): reg
+            for t in self.image.topics_by_id.values()
+            for i, reg in t.partitions.items()
+        }
+        for key in [k for k in self.partitions if k not in wanted]:
+            self.remove_partition(*key)
+        for (topic, index), reg in sorted(wanted.items()):
+            self.apply_partition(topic, index, reg)
+
     def remove_partition(self, topic: str, index: int) -> None:
         if self.partitions.pop((topic, index), None) is not None:
             self.logs.delete(topic, index)

@@ -21,8 +21,8 @@ import struct
 from typing import TYPE_CHECKING
 
 from kafkalite.broker.context import RequestContext
-from kafkalite.broker.handlers import HANDLERS
 from kafkalite.broker.handlers.api_versions import unsupported_version_reply
+from kafkalite.broker.handlers.registry import HandlerTable
 from kafkalite.protocol.codec import (
     API_VERSIONS_KEY,
     MalformedRequestError,
@@ -43,14 +43,30 @@ class ConnectionClosed(Exception):
 
 
 class KafkaServer:
-    """Accepts client (and, later, peer) connections on the broker's listener."""
+    """Accepts connections on one of the broker's listeners.
 
-    def __init__(self, broker: Broker, max_request_bytes: int) -> None:
+    The client listener answers in request order, as Kafka clients require. The controller
+    listener (``concurrent``) serves each request as its own task and answers as soon as it
+    can: only Kafka-Lite's own peers connect there, and they match responses by
+    correlation id, so a quorum Fetch parked at the leader holds nothing else up.
+    """
+
+    def __init__(
+        self,
+        broker: Broker,
+        max_request_bytes: int,
+        handlers: HandlerTable,
+        *,
+        concurrent: bool = False,
+    ) -> None:
         self.broker = broker
         self.max_request_bytes = max_request_bytes
+        self.handlers = handlers
+        self.concurrent = concurrent
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
+        self._requests: set[asyncio.Task[None]] = set()
 
     async def start(self, host: str, port: int) -> None:
         self._server = await asyncio.start_server(self._serve, host, port, reuse_address=True)
@@ -92,10 +108,25 @@ class KafkaServer:
                     f"({self.max_request_bytes})"
                 )
             frame = await reader.readexactly(size)
+            if self.concurrent:
+                task = asyncio.create_task(self._respond(frame, peer, writer))
+                self._requests.add(task)
+                task.add_done_callback(self._requests.discard)
+                continue
             response = await self._handle(frame, peer)
             if response is not None:
                 writer.write(response)
                 await writer.drain()
+
+    async def _respond(self, frame: bytes, peer: str, writer: asyncio.StreamWriter) -> None:
+        try:
+            response = await self._handle(frame, peer)
+        except ConnectionClosed as exc:
+            log.info("closing connection from %s: %s", peer, exc)
+            writer.close()
+            return
+        if response is not None and not writer.is_closing():
+            writer.write(response)
 
     async def _handle(self, frame: bytes, peer: str) -> bytes | None:
         try:
@@ -106,13 +137,19 @@ class KafkaServer:
             raise ConnectionClosed(str(exc)) from exc
         except MalformedRequestError as exc:
             raise ConnectionClosed(str(exc)) from exc
-        handler = HANDLERS.get(request.api_key)
+        handler = self.handlers.get(request.api_key)
         if handler is None or not handler.supports(request.api_version):
             if request.api_key == API_VERSIONS_KEY:
                 return unsupported_version_reply(request.correlation_id)
             raise ConnectionClosed(
                 f"api_key={request.api_key} v{request.api_version} is not supported"
             )
+        if handler.forward and not self.concurrent and not self.broker.quorum.is_active:
+            try:
+                forwarded = await self.broker.controller.forward(frame)
+            except Exception as exc:
+                raise ConnectionClosed(f"cannot reach the controller: {exc}") from exc
+            return _SIZE.pack(len(forwarded)) + forwarded
         context = RequestContext(self.broker, request, peer)
         try:
             body = await handler.fn(context, request.body)

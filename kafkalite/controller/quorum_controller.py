@@ -13,19 +13,27 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from kafkalite.controller.partition_changes import (
+    Change,
+    elect_if_offline,
+    preferred_leader,
+    without_broker,
+)
 from kafkalite.metadata.config_defs import (
     InvalidConfigError,
     validate_broker_configs,
     validate_topic_configs,
 )
-from kafkalite.metadata.image import MetadataImage
+from kafkalite.metadata.image import MetadataImage, PartitionRegistration
 from kafkalite.metadata.records import (
     ConfigRecord,
+    FenceBrokerRecord,
     MetadataRecord,
+    PartitionChangeRecord,
     PartitionRecord,
     ProducerIdsRecord,
     RegisterBrokerRecord,
@@ -108,13 +116,151 @@ class QuorumController:
         incarnation_id: str,
         next_offset: int,
     ) -> ControllerResult[int]:
-        """A (re)starting broker registers; its epoch is the offset of its record."""
+        """A (re)starting broker registers; its epoch is the offset of its record.
+
+        A broker that comes back (after a crash, say) may have lost records it had not yet
+        flushed, so first it gives up whatever it led and leaves the ISRs, as if fenced; it
+        then leads again only through an election (a new leader epoch) and rejoins ISRs by
+        catching up, like any follower.
+        """
         epoch = next_offset
-        records: list[MetadataRecord] = [
-            RegisterBrokerRecord(broker_id, host, port, rack, incarnation_id, epoch),
-            UnfenceBrokerRecord(broker_id, epoch),
-        ]
-        return ControllerResult(records, epoch)
+        changes = _Changes(self.image)
+        live = self._live() - {broker_id}
+        if broker_id in self.image.brokers:
+            changes.apply_all(
+                lambda name, p: without_broker(p, broker_id, live, self._unclean(name))
+            )
+        changes.records.append(
+            RegisterBrokerRecord(broker_id, host, port, rack, incarnation_id, epoch)
+        )
+        changes.records.append(UnfenceBrokerRecord(broker_id, epoch))
+        live.add(broker_id)
+        changes.apply_all(lambda name, p: elect_if_offline(p, live, self._unclean(name)))
+        return ControllerResult(changes.records, epoch)
+
+    def heartbeat(
+        self,
+        broker_id: int,
+        broker_epoch: int,
+        metadata_offset: int,
+        want_fence: bool,
+        want_shut_down: bool,
+    ) -> ControllerResult[HeartbeatReply]:
+        """A heartbeat keeps a broker's session; one asking to shut down first hands its
+        leaderships and ISR places to the others (controlled shutdown)."""
+        current = self.image.brokers.get(broker_id)
+        if current is None or current.broker_epoch != broker_epoch:
+            return ControllerResult([], HeartbeatReply(ErrorCode.stale_broker_epoch))
+        caught_up = metadata_offset >= broker_epoch
+        if want_shut_down or want_fence:
+            records = [] if current.fenced else self.fence_broker(broker_id).records
+            return ControllerResult(
+                records, HeartbeatReply(ErrorCode.none, caught_up, True, want_shut_down)
+            )
+        if current.fenced and caught_up:
+            changes = _Changes(self.image)
+            changes.records.append(UnfenceBrokerRecord(broker_id, broker_epoch))
+            live = self._live() | {broker_id}
+            changes.apply_all(lambda name, p: elect_if_offline(p, live, self._unclean(name)))
+            return ControllerResult(changes.records, HeartbeatReply(ErrorCode.none, True, False))
+        return ControllerResult([], HeartbeatReply(ErrorCode.none, caught_up, current.fenced))
+
+    def fence_broker(self, broker_id: int) -> ControllerResult[None]:
+        """No heartbeat for ``broker.session.timeout.ms`` (or a controlled shutdown): the
+        broker leaves every ISR it can and its partitions get new leaders."""
+        current = self.image.brokers[broker_id]
+        changes = _Changes(self.image)
+        live = self._live() - {broker_id}
+        changes.apply_all(lambda name, p: without_broker(p, broker_id, live, self._unclean(name)))
+        changes.records.insert(0, FenceBrokerRecord(broker_id, current.broker_epoch))
+        return ControllerResult(changes.records, None)
+
+    def _live(self) -> set[int]:
+        return {b.broker_id for b in self.image.live_brokers()}
+
+    def _unclean(self, topic: str) -> bool:
+        value, _ = self.image.topic_config_source(topic, "unclean.leader.election.enable")
+        return value == "true"
+
+    # ---- partitions ----------------------------------------------------------------
+
+    def alter_partition(
+        self,
+        broker_id: int,
+        broker_epoch: int,
+        topic: str,
+        partition: int,
+        leader_epoch: int,
+        partition_epoch: int,
+        new_isr: tuple[int, ...],
+    ) -> ControllerResult[AlterPartitionReply]:
+        """A leader shrinks or expands its ISR. Stale requests (an older leader epoch or
+        partition epoch) are rejected, so an ISR change can never undo a newer one."""
+        current = self.image.brokers.get(broker_id)
+        registration = self.image.partition(topic, partition)
+        if current is None or current.broker_epoch != broker_epoch:
+            return ControllerResult([], AlterPartitionReply(ErrorCode.stale_broker_epoch))
+        if registration is None:
+            return ControllerResult([], AlterPartitionReply(ErrorCode.unknown_topic_or_partition))
+        if registration.leader != broker_id:
+            return ControllerResult([], AlterPartitionReply(ErrorCode.not_leader_or_follower))
+        if leader_epoch != registration.leader_epoch:
+            return ControllerResult([], AlterPartitionReply(ErrorCode.fenced_leader_epoch))
+        if partition_epoch != registration.partition_epoch:
+            return ControllerResult([], AlterPartitionReply(ErrorCode.invalid_update_version))
+        live = self._live()
+        added = set(new_isr) - set(registration.isr)
+        if (
+            broker_id not in new_isr
+            or not set(new_isr) <= set(registration.replicas)
+            or not added <= live
+        ):
+            return ControllerResult([], AlterPartitionReply(ErrorCode.ineligible_replica))
+        ordered = tuple(r for r in registration.replicas if r in new_isr)
+        records: list[MetadataRecord] = []
+        if ordered != registration.isr:
+            records.append(
+                PartitionChangeRecord(self.image.topic_ids[topic], partition, isr=ordered)
+            )
+        after = (
+            registration.change(PartitionChangeRecord("", partition, isr=ordered))
+            if records
+            else registration
+        )
+        return ControllerResult(records, AlterPartitionReply(ErrorCode.none, after))
+
+    def elect_preferred_leaders(
+        self, partitions: Sequence[tuple[str, int]] | None
+    ) -> ControllerResult[list[tuple[str, int, ApiResult]]]:
+        """ElectLeaders (preferred): move each partition's leadership to its first replica.
+        ``None`` means every partition (also the automatic leader rebalance)."""
+        live = self._live()
+        results: list[tuple[str, int, ApiResult]] = []
+        records: list[MetadataRecord] = []
+        wanted = partitions
+        if wanted is None:
+            wanted = [
+                (t.name, p) for t in self.image.topics_by_id.values() for p in sorted(t.partitions)
+            ]
+        for topic, index in wanted:
+            registration = self.image.partition(topic, index)
+            if registration is None:
+                results.append((topic, index, ApiResult(ErrorCode.unknown_topic_or_partition)))
+                continue
+            change = preferred_leader(registration, live)
+            if change.is_empty:
+                error = (
+                    ErrorCode.election_not_needed
+                    if registration.leader == registration.replicas[0]
+                    else ErrorCode.preferred_leader_not_available
+                )
+                results.append((topic, index, ApiResult(error)))
+                continue
+            records.append(
+                PartitionChangeRecord(self.image.topic_ids[topic], index, leader=change.leader)
+            )
+            results.append((topic, index, ApiResult()))
+        return ControllerResult(records, results)
 
     def allocate_producer_ids(self, broker_id: int, broker_epoch: int) -> ControllerResult[int]:
         """Hand out the next block, so producer ids stay unique across brokers and restarts."""
@@ -349,3 +495,39 @@ def spread_replicas(
         ]
         assignment[p] = (brokers[first], *followers)
     return assignment
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatReply:
+    error: ErrorCode
+    is_caught_up: bool = False
+    is_fenced: bool = True
+    should_shut_down: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AlterPartitionReply:
+    error: ErrorCode
+    registration: PartitionRegistration | None = None
+
+
+class _Changes:
+    """Partition changes computed one after another, each seeing the ones before it (the
+    records are not replayed until committed, so the image alone would not show them)."""
+
+    def __init__(self, image: MetadataImage) -> None:
+        self.image = image
+        self.records: list[MetadataRecord] = []
+        self._scratch: dict[tuple[str, int], PartitionRegistration] = {}
+
+    def apply_all(self, rule: Callable[[str, PartitionRegistration], Change]) -> None:
+        for topic in self.image.topics_by_id.values():
+            for index, original in sorted(topic.partitions.items()):
+                key = (topic.topic_id, index)
+                registration = self._scratch.get(key, original)
+                change = rule(topic.name, registration)
+                if change.is_empty:
+                    continue
+                record = PartitionChangeRecord(topic.topic_id, index, change.leader, change.isr)
+                self.records.append(record)
+                self._scratch[key] = registration.change(record)

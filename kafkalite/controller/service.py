@@ -1,48 +1,134 @@
-"""The controller as brokers call it: one operation at a time, each committed before the
-next is validated.
+"""The active controller: the quorum leader's state machine, one operation at a time.
 
 Serialising operations is what makes validation sound: two CreateTopics for one name
 cannot both pass, because the second is checked against an image that already holds the
-first. Kafka's controller gets the same guarantee from its single event-queue thread.
+first (each operation waits for its records to commit and be replayed before the next is
+validated). Kafka's controller gets the same guarantee from its single event-queue thread.
+
+Only the node whose quorum is active runs operations; anywhere else they raise
+``NotControllerError`` and the caller (``ControllerChannel``) sends them to the leader.
+While active it also watches heartbeats, fences brokers that went silent, and moves
+leadership back to preferred replicas.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TypeVar
 
-from kafkalite.controller.metadata_quorum import SingleVoterQuorum
+from kafkalite.controller.heartbeats import BrokerHeartbeats
 from kafkalite.controller.quorum_controller import (
+    AlterPartitionReply,
     ApiResult,
     ControllerResult,
     CreatableTopic,
     CreatedTopic,
+    HeartbeatReply,
     QuorumController,
 )
+from kafkalite.controller.raft_quorum import NotControllerError, RaftQuorum
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+FENCE_CHECK_INTERVAL_S = 0.05
 
 
 class ControllerService:
-    def __init__(self, quorum: SingleVoterQuorum, controller: QuorumController) -> None:
+    def __init__(
+        self, quorum: RaftQuorum, controller: QuorumController, now_ms: Callable[[], int]
+    ) -> None:
         self.quorum = quorum
         self.controller = controller
+        self.image = controller.image
+        self.now_ms = now_ms
+        self.heartbeats = BrokerHeartbeats(self._session_timeout_ms())
         self._lock = asyncio.Lock()
+        self._tasks: list[asyncio.Task[None]] = []
+        quorum.on_activation(self._on_activation)
+
+    def _session_timeout_ms(self) -> int:
+        return int(self.image.broker_config("broker.session.timeout.ms"))
 
     async def _run(self, operation: Callable[[], ControllerResult[T]]) -> T:
         async with self._lock:
+            if not self.quorum.is_active:
+                raise NotControllerError(self.quorum.leader_id)
             result = operation()
             if result.records:
-                self.quorum.append(result.records)
+                await self.quorum.append(result.records)
             return result.response
 
+    # ---- activation ------------------------------------------------------------------
+    def _on_activation(self, active: bool) -> None:
+        for task in self._tasks:
+            task.cancel()
+        self._tasks = []
+        if active:
+            self.heartbeats.reset(self.image.brokers, self.now_ms())
+            self._tasks = [
+                asyncio.create_task(self._fence_loop(), name="fence-check"),
+                asyncio.create_task(self._rebalance_loop(), name="leader-rebalance"),
+            ]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _fence_loop(self) -> None:
+        while True:
+            await asyncio.sleep(FENCE_CHECK_INTERVAL_S)
+            self.heartbeats.session_timeout_ms = self._session_timeout_ms()
+            unfenced = [b.broker_id for b in self.image.live_brokers()]
+            for broker_id in self.heartbeats.expired(unfenced, self.now_ms()):
+                try:
+                    await self._run(partial(self.controller.fence_broker, broker_id))
+                except NotControllerError:
+                    return
+                log.info("fenced broker %d: no heartbeat", broker_id)
+
+    async def _rebalance_loop(self) -> None:
+        """``auto.leader.rebalance.enable``: the preferred replica leads when it can."""
+        while True:
+            interval = int(self.image.broker_config("leader.imbalance.check.interval.seconds"))
+            await asyncio.sleep(interval)
+            if self.image.broker_config("auto.leader.rebalance.enable") != "true":
+                continue
+            try:
+                await self._run(lambda: self.controller.elect_preferred_leaders(None))
+            except NotControllerError:
+                return
+
+    # ---- operations ------------------------------------------------------------------
     async def register_broker(
         self, broker_id: int, host: str, port: int, rack: str | None, incarnation_id: str
     ) -> int:
+        self.heartbeats.touch(broker_id, self.now_ms())
         return await self._run(
             lambda: self.controller.register_broker(
-                broker_id, host, port, rack, incarnation_id, self.quorum.high_watermark
+                broker_id, host, port, rack, incarnation_id, self.quorum.next_offset
+            )
+        )
+
+    async def heartbeat(
+        self,
+        broker_id: int,
+        broker_epoch: int,
+        metadata_offset: int,
+        want_fence: bool,
+        want_shut_down: bool,
+    ) -> HeartbeatReply:
+        self.heartbeats.touch(broker_id, self.now_ms())
+        return await self._run(
+            lambda: self.controller.heartbeat(
+                broker_id, broker_epoch, metadata_offset, want_fence, want_shut_down
             )
         )
 
@@ -79,3 +165,24 @@ class ControllerService:
                 resource_type, resource_name, changes, replace_all, validate_only
             )
         )
+
+    async def alter_partition(
+        self,
+        broker_id: int,
+        broker_epoch: int,
+        topic: str,
+        partition: int,
+        leader_epoch: int,
+        partition_epoch: int,
+        new_isr: tuple[int, ...],
+    ) -> AlterPartitionReply:
+        return await self._run(
+            lambda: self.controller.alter_partition(
+                broker_id, broker_epoch, topic, partition, leader_epoch, partition_epoch, new_isr
+            )
+        )
+
+    async def elect_preferred_leaders(
+        self, partitions: Sequence[tuple[str, int]] | None
+    ) -> list[tuple[str, int, ApiResult]]:
+        return await self._run(lambda: self.controller.elect_preferred_leaders(partitions))

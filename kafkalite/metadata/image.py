@@ -113,6 +113,50 @@ class MetadataImage:
                 self.next_producer_id = max(self.next_producer_id, record.next_producer_id)
         self.offset = offset
 
+    def reset(self) -> None:
+        """Forget everything (a snapshot is about to be replayed)."""
+        fresh = MetadataImage()
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(fresh, name))
+
+    def to_records(self) -> list[MetadataRecord]:
+        """Records that rebuild this image when replayed into an empty one: a snapshot."""
+        records: list[MetadataRecord] = []
+        for b in sorted(self.brokers.values(), key=lambda b: b.broker_id):
+            records.append(
+                RegisterBrokerRecord(
+                    b.broker_id, b.host, b.port, b.rack, b.incarnation_id, b.broker_epoch
+                )
+            )
+            if not b.fenced:
+                records.append(UnfenceBrokerRecord(b.broker_id, b.broker_epoch))
+        for topic in self.topics_by_id.values():
+            records.append(TopicRecord(topic.name, topic.topic_id))
+            for index, p in sorted(topic.partitions.items()):
+                records.append(
+                    PartitionRecord(
+                        topic.topic_id,
+                        index,
+                        p.replicas,
+                        p.isr,
+                        p.leader,
+                        p.leader_epoch,
+                        p.partition_epoch,
+                    )
+                )
+        for resource_type, table in (
+            ("topic", self.topic_configs),
+            ("broker", self.broker_configs),
+        ):
+            for resource, overrides in sorted(table.items()):
+                records.extend(
+                    ConfigRecord(resource_type, resource, k, v)
+                    for k, v in sorted(overrides.items())
+                )
+        if self.next_producer_id:
+            records.append(ProducerIdsRecord(-1, -1, self.next_producer_id))
+        return records
+
     def _replay_config(self, record: ConfigRecord) -> None:
         table = self.topic_configs if record.resource_type == "topic" else self.broker_configs
         overrides = table.setdefault(record.resource_name, {})

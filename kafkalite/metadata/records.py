@@ -117,15 +117,19 @@ _BY_NAME: dict[str, type[Any]] = {
 }
 
 
-def encode(record: MetadataRecord) -> bytes:
-    return json.dumps({"type": type(record).__name__, **asdict(record)}).encode()
-
-
-def decode(data: bytes) -> MetadataRecord:
-    raw = json.loads(data)
+def _from_dict(raw: dict[str, Any]) -> MetadataRecord:
     cls = _BY_NAME[raw.pop("type")]
     for f in fields(cls):
         if isinstance(raw.get(f.name), list):
             raw[f.name] = tuple(raw[f.name])
     record: MetadataRecord = cls(**raw)
     return record
+
+
+def encode_batch(records: list[MetadataRecord]) -> bytes:
+    """One quorum entry: the records of one controller operation, applied atomically."""
+    return json.dumps([{"type": type(r).__name__, **asdict(r)} for r in records]).encode()
+
+
+def decode_batch(data: bytes) -> list[MetadataRecord]:
+    return [_from_dict(raw) for raw in json.loads(data)]

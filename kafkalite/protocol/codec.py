@@ -125,6 +125,42 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: A
     return bytes(frame)
 
 
+def encode_request(body: Any, correlation_id: int, client_id: str) -> bytes:
+    """A whole request frame, size prefix included (brokers calling the controller)."""
+    header_cls = body.__header_schema__
+    header = build(
+        header_cls,
+        {
+            "request_api_key": body.__api_key__,
+            "request_api_version": body.__version__,
+            "correlation_id": correlation_id,
+            "client_id": client_id,
+        },
+    )
+    out = io.BytesIO()
+    out.write(b"\0\0\0\0")
+    entity_writer(header_cls)(out, header)
+    entity_writer(type(body))(out, body)
+    frame = out.getbuffer()
+    _SIZE.pack_into(frame, 0, len(frame) - 4)
+    return bytes(frame)
+
+
+def response_correlation_id(frame: bytes) -> int:
+    """Every response header starts with the correlation id (frame without its size)."""
+    return int(_SIZE.unpack_from(frame, 0)[0])
+
+
+def decode_response(api_key: int, api_version: int, frame: bytes) -> Any:
+    """The body of a response frame (without its size prefix)."""
+    schema = _response_schema(api_key, api_version)
+    flexible = schema.__flexible__ and api_key != API_VERSIONS_KEY
+    header_cls = ResponseHeaderV1 if flexible else ResponseHeaderV0
+    _, header_size = entity_reader(header_cls)(frame, 0)
+    body, _ = entity_reader(schema)(frame, header_size)
+    return body
+
+
 def _convert(kafka_type: str | None, value: Any) -> Any:
     if kafka_type in ("timedelta_i32", "timedelta_i64") and isinstance(value, int):
         return datetime.timedelta(milliseconds=value)

@@ -102,6 +102,13 @@ class RaftNode(ElectionMixin, ReplicationMixin):
             self.node_id, self.epoch, self._high_watermark, self.log.end_offset, voters
         )
 
+    @property
+    def epoch_start_offset(self) -> int | None:
+        """Where this leader's epoch begins (its LeaderChange entry); None unless leading.
+        Once the high watermark passes it, every entry of earlier epochs is committed."""
+        s = self._state
+        return s.epoch_start_offset if isinstance(s, LeaderState) else None
+
     def next_deadline_ms(self) -> int:
         """When ``poll`` next has work (now, if a leader has entries to flush)."""
         s = self._state

@@ -1,9 +1,10 @@
-"""One module per API family; importing this package fills the handler table."""
+"""One module per API family; importing this package fills the handler tables."""
 
 from kafkalite.broker.handlers import (  # noqa: F401  (imported to register handlers)
     api_versions,
     cluster,
     configs,
+    controller_apis,
     fetch,
     groups,
     leader_epoch,
@@ -12,9 +13,12 @@ from kafkalite.broker.handlers import (  # noqa: F401  (imported to register han
     offsets,
     produce,
     producers,
+    quorum,
     records,
     topics,
 )
-from kafkalite.broker.handlers.registry import HANDLERS
+from kafkalite.broker.handlers.registry import CONTROLLER_HANDLERS, HANDLERS
 
-__all__ = ["HANDLERS"]
+controller_apis.register_forwarded()
+
+__all__ = ["CONTROLLER_HANDLERS", "HANDLERS"]

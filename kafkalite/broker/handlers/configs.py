@@ -124,7 +124,7 @@ async def _alter(
     )
 
 
-@handles(33, 0, 2)
+@handles(33, 0, 2, forward=True)
 async def alter_configs(ctx: RequestContext, request: Any) -> Any:
     responses = [
         await _alter(
@@ -160,7 +160,7 @@ def _incremental_changes(ctx: RequestContext, resource: Any) -> dict[str, str | 
     return changes
 
 
-@handles(44, 0, 1)
+@handles(44, 0, 1, forward=True)
 async def incremental_alter_configs(ctx: RequestContext, request: Any) -> Any:
     responses = [
         await _alter(ctx, r, _incremental_changes(ctx, r), False, bool(request.validate_only))

@@ -1,7 +1,13 @@
-"""The table of request handlers: one entry per API, with the versions it answers.
+"""The tables of request handlers: one entry per API, with the versions it answers.
 
-ApiVersions is answered from this table, so a broker can never advertise an API it does
-not handle, nor handle one it does not advertise.
+There are two listeners, as in a KRaft broker: the client listener (``HANDLERS``) and the
+controller listener (``CONTROLLER_HANDLERS``: the quorum's RPCs and the requests brokers
+send their controller). Keeping the tables apart means a quorum Fetch can never be taken
+for a client Fetch. ApiVersions is answered from the client table, so a broker can never
+advertise an API it does not handle, nor handle one it does not advertise.
+
+A handler marked ``forward`` changes metadata: on a broker that is not the active
+controller, the server sends the request as is to the controller (Kafka's forwarding).
 """
 
 from __future__ import annotations
@@ -22,21 +28,31 @@ class Handler:
     min_version: int
     max_version: int
     fn: HandlerFn
+    forward: bool = False
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
 
 
-HANDLERS: dict[int, Handler] = {}
+class HandlerTable(dict[int, Handler]):
+    def handles(
+        self, api_key: int, min_version: int, max_version: int, *, forward: bool = False
+    ) -> Callable[[HandlerFn], HandlerFn]:
+        """Register ``fn`` as the handler of ``api_key`` for the given version range."""
+
+        def register(fn: HandlerFn) -> HandlerFn:
+            self.add(Handler(api_key, min_version, max_version, fn, forward))
+            return fn
+
+        return register
+
+    def add(self, handler: Handler) -> None:
+        if handler.api_key in self:
+            raise RuntimeError(f"two handlers for api_key {handler.api_key}")
+        self[handler.api_key] = handler
 
 
-def handles(api_key: int, min_version: int, max_version: int) -> Callable[[HandlerFn], HandlerFn]:
-    """Register ``fn`` as the handler of ``api_key`` for the given version range."""
-
-    def register(fn: HandlerFn) -> HandlerFn:
-        if api_key in HANDLERS:
-            raise RuntimeError(f"two handlers for api_key {api_key}")
-        HANDLERS[api_key] = Handler(api_key, min_version, max_version, fn)
-        return fn
-
-    return register
+HANDLERS = HandlerTable()
+CONTROLLER_HANDLERS = HandlerTable()
+handles = HANDLERS.handles
+controller_handles = CONTROLLER_HANDLERS.handles

@@ -25,7 +25,7 @@ def _creatable(topic: Any) -> CreatableTopic:
     )
 
 
-@handles(19, 2, 5)
+@handles(19, 2, 5, forward=True)
 async def create_topics(ctx: RequestContext, request: Any) -> Any:
     created = await ctx.broker.controller.create_topics(
         [_creatable(t) for t in request.topics], bool(request.validate_only)
@@ -58,7 +58,7 @@ async def create_topics(ctx: RequestContext, request: Any) -> Any:
     return s.CreateTopicsResponse(throttle_time=0, topics=tuple(results))
 
 
-@handles(20, 1, 4)
+@handles(20, 1, 4, forward=True)
 async def delete_topics(ctx: RequestContext, request: Any) -> Any:
     deleted = await ctx.broker.controller.delete_topics(list(request.topic_names))
     s = ctx.schema
@@ -71,7 +71,7 @@ async def delete_topics(ctx: RequestContext, request: Any) -> Any:
     )
 
 
-@handles(37, 0, 3)
+@handles(37, 0, 3, forward=True)
 async def create_partitions(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     results = []

@@ -13,7 +13,7 @@ from kafkalite.controller.quorum_controller import (
     topic_name_error,
 )
 from kafkalite.metadata.image import MetadataImage
-from kafkalite.metadata.records import MetadataRecord, decode, encode
+from kafkalite.metadata.records import MetadataRecord, decode_batch, encode_batch
 from kafkalite.protocol.errors import ErrorCode
 
 pytestmark = pytest.mark.unit
@@ -34,7 +34,7 @@ class Harness:
     def commit(self, records: Sequence[MetadataRecord]) -> None:
         for r in records:
             # every record survives the trip through the log's encoding
-            self.image.replay(decode(encode(r)), self.offset)
+            self.image.replay(decode_batch(encode_batch([r]))[0], self.offset)
             self.offset += 1
 
 

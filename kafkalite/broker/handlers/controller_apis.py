@@ -1,0 +1,137 @@
+"""What brokers ask their controller, on the controller listener: BrokerRegistration,
+BrokerHeartbeat, AllocateProducerIds and AlterPartition (Kafka's ``ControllerApis``).
+
+The admin requests clients send (CreateTopics, DeleteTopics, CreatePartitions, the config
+changes, ElectLeaders) arrive here when a broker forwards them; they are served by the
+same handlers as on the client listener.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkalite.broker.context import RequestContext
+from kafkalite.broker.handlers.registry import CONTROLLER_HANDLERS, HANDLERS, controller_handles
+from kafkalite.controller.quorum_controller import PRODUCER_ID_BLOCK_SIZE
+from kafkalite.controller.raft_quorum import NotControllerError
+from kafkalite.protocol.errors import ErrorCode
+
+
+@controller_handles(62, 0, 0)
+async def broker_registration(ctx: RequestContext, request: Any) -> Any:
+    s = ctx.schema
+    listener = request.listeners[0]
+    try:
+        epoch = await ctx.broker.controller.service.register_broker(
+            int(request.broker_id),
+            listener.host,
+            int(listener.port),
+            request.rack,
+            str(request.incarnation_id),
+        )
+    except NotControllerError:
+        return s.BrokerRegistrationResponse(
+            throttle_time=0, error_code=ErrorCode.not_controller, broker_epoch=-1
+        )
+    return s.BrokerRegistrationResponse(
+        throttle_time=0, error_code=ErrorCode.none, broker_epoch=epoch
+    )
+
+
+@controller_handles(63, 0, 0)
+async def broker_heartbeat(ctx: RequestContext, request: Any) -> Any:
+    s = ctx.schema
+    try:
+        reply = await ctx.broker.controller.service.heartbeat(
+            int(request.broker_id),
+            int(request.broker_epoch),
+            int(request.current_metadata_offset),
+            bool(request.want_fence),
+            bool(request.want_shut_down),
+        )
+    except NotControllerError:
+        return s.BrokerHeartbeatResponse(
+            throttle_time=0,
+            error_code=ErrorCode.not_controller,
+            is_caught_up=False,
+            is_fenced=True,
+            should_shut_down=False,
+        )
+    return s.BrokerHeartbeatResponse(
+        throttle_time=0,
+        error_code=reply.error,
+        is_caught_up=reply.is_caught_up,
+        is_fenced=reply.is_fenced,
+        should_shut_down=reply.should_shut_down,
+    )
+
+
+@controller_handles(67, 0, 0)
+async def allocate_producer_ids(ctx: RequestContext, request: Any) -> Any:
+    s = ctx.schema
+    try:
+        start = await ctx.broker.controller.service.allocate_producer_ids(
+            int(request.broker_id), int(request.broker_epoch)
+        )
+    except NotControllerError:
+        return s.AllocateProducerIdsResponse(
+            throttle_time=0,
+            error_code=ErrorCode.not_controller,
+            producer_id_start=-1,
+            producer_id_len=0,
+        )
+    return s.AllocateProducerIdsResponse(
+        throttle_time=0,
+        error_code=ErrorCode.none,
+        producer_id_start=start,
+        producer_id_len=PRODUCER_ID_BLOCK_SIZE,
+    )
+
+
+@controller_handles(56, 2, 2)
+async def alter_partition(ctx: RequestContext, request: Any) -> Any:
+    s = ctx.schema
+    image = ctx.broker.image
+    topics = []
+    top_error = ErrorCode.none
+    for t in request.topics:
+        topic = image.topics_by_id.get(str(t.topic_id))
+        partitions = []
+        for p in t.partitions:
+            if topic is None:
+                error, registration = ErrorCode.unknown_topic_id, None
+            else:
+                try:
+                    reply = await ctx.broker.controller.service.alter_partition(
+                        int(request.broker_id),
+                        int(request.broker_epoch),
+                        topic.name,
+                        int(p.partition_index),
+                        int(p.leader_epoch),
+                        int(p.partition_epoch),
+                        tuple(int(b) for b in p.new_isr),
+                    )
+                    error, registration = reply.error, reply.registration
+                except NotControllerError:
+                    top_error, error, registration = ErrorCode.not_controller, ErrorCode.none, None
+            partitions.append(
+                s.PartitionData(
+                    partition_index=p.partition_index,
+                    error_code=error,
+                    leader_id=registration.leader if registration else -1,
+                    leader_epoch=registration.leader_epoch if registration else -1,
+                    isr=registration.isr if registration else (),
+                    leader_recovery_state=0,
+                    partition_epoch=registration.partition_epoch if registration else -1,
+                )
+            )
+        topics.append(s.TopicData(topic_id=t.topic_id, partitions=tuple(partitions)))
+    return s.AlterPartitionResponse(throttle_time=0, error_code=top_error, topics=tuple(topics))
+
+
+def register_forwarded() -> None:
+    """Admin requests forwarded by other brokers are served by the client handlers."""
+    for handler in HANDLERS.values():
+        if handler.forward and handler.api_key not in CONTROLLER_HANDLERS:
+            CONTROLLER_HANDLERS.add(handler)
+    CONTROLLER_HANDLERS.setdefault(18, HANDLERS[18])

@@ -1,0 +1,90 @@
+"""The metadata quorum's RPCs on the controller listener, and DescribeQuorum.
+
+Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch and FetchSnapshot are decoded into the Raft
+core's messages (``raft.wire``) and answered by this broker's voter. DescribeQuorum is
+what students and the CLI use to see the quorum; only the leader knows every voter's
+progress, so a client listener forwards it there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkalite.broker.context import RequestContext
+from kafkalite.broker.handlers.registry import controller_handles, handles
+from kafkalite.protocol.errors import ErrorCode
+from kafkalite.raft import messages as m
+from kafkalite.raft import wire
+from kafkalite.raft.wire import METADATA_TOPIC
+
+
+def _source(message: m.Message) -> int:
+    match message:
+        case m.VoteRequest():
+            return message.candidate_id
+        case m.BeginQuorumEpochRequest() | m.EndQuorumEpochRequest():
+            return message.leader_id
+        case m.FetchRequest() | m.FetchSnapshotRequest():
+            return message.replica_id
+    raise ValueError(f"not a quorum request: {message!r}")
+
+
+async def _quorum_rpc(ctx: RequestContext, request: Any) -> Any:
+    message = wire.decode(request)
+    quorum = ctx.broker.quorum
+    response = await quorum.handle_request(_source(message), ctx.request.correlation_id, message)
+    return wire.encode(response, quorum.cluster_id)
+
+
+for _api_key, _version in ((52, 0), (53, 0), (54, 0), (1, 15), (59, 0)):
+    controller_handles(_api_key, _version, _version)(_quorum_rpc)
+
+
+async def describe_quorum(ctx: RequestContext, request: Any) -> Any:
+    s = ctx.schema
+    quorum = ctx.broker.quorum
+    info = quorum.describe()
+    asked = [(t.topic_name, [int(p.partition_index) for p in t.partitions]) for t in request.topics]
+    if info is None:
+        return s.DescribeQuorumResponse(
+            error_code=ErrorCode.not_leader_or_follower,
+            error_message=f"broker {ctx.broker.broker_id} does not lead the quorum",
+            topics=(),
+            nodes=(),
+        )
+    topics = []
+    for name, partitions in asked:
+        parts = []
+        for index in partitions:
+            known = name == METADATA_TOPIC and index == 0
+            parts.append(
+                s.PartitionData(
+                    partition_index=index,
+                    error_code=ErrorCode.none if known else ErrorCode.unknown_topic_or_partition,
+                    error_message=None,
+                    leader_id=info.leader_id if known else -1,
+                    leader_epoch=info.leader_epoch if known else -1,
+                    high_watermark=info.high_watermark if known else -1,
+                    current_voters=tuple(
+                        s.ReplicaState(
+                            replica_id=v.replica_id,
+                            replica_directory_id=None,
+                            log_end_offset=v.log_end_offset,
+                            last_fetch_timestamp=v.last_fetch_timestamp,
+                            last_caught_up_timestamp=v.last_caught_up_timestamp,
+                        )
+                        for v in info.current_voters
+                    )
+                    if known
+                    else (),
+                    observers=(),
+                )
+            )
+        topics.append(s.TopicData(topic_name=name, partitions=tuple(parts)))
+    return s.DescribeQuorumResponse(
+        error_code=ErrorCode.none, error_message=None, topics=tuple(topics), nodes=()
+    )
+
+
+handles(55, 0, 1, forward=True)(describe_quorum)
+controller_handles(55, 0, 1)(describe_quorum)

@@ -1,0 +1,328 @@
+"""The metadata quorum: a ``RaftNode`` driven by this broker's event loop and its sockets.
+
+``raft.node`` decides; this module does the I/O it asks for. Timers fire by sleeping until
+``next_deadline_ms``; requests to other voters go out on one ``PeerConnection`` per voter
+(to their controller listeners) and their responses come back into ``handle``; requests
+from other voters arrive through the controller listener's handlers, which wait here for
+the node's answer (a parked Fetch is answered later, from ``poll``).
+
+What the rest of the broker sees is the committed metadata log: every committed operation
+(one quorum entry, holding the records of one controller operation) is handed, in order, to
+the registered listeners; a snapshot resets them. On the quorum leader, once everything of
+earlier epochs is committed, the controller becomes active; it appends with ``append`` and
+learns that it lost its leadership through the same callback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kafkalite.metadata.records import MetadataRecord, decode_batch, encode_batch
+from kafkalite.network.client import PeerConnection, PeerUnavailableError
+from kafkalite.raft import messages as m
+from kafkalite.raft import wire
+from kafkalite.raft.config import RaftConfig
+from kafkalite.raft.file_log import FileRaftLog
+from kafkalite.raft.log import Entry
+from kafkalite.raft.node import NotLeader, QuorumInfo, RaftNode
+from kafkalite.raft.quorum_state import FileQuorumStateStore
+from kafkalite.raft.roles import Role
+from kafkalite.raft.snapshot import Snapshot
+
+log = logging.getLogger(__name__)
+
+CommitListener = Callable[[int, MetadataRecord], None]
+SnapshotListener = Callable[[int, list[MetadataRecord]], None]
+ActivationListener = Callable[[bool], None]
+EventSink = Callable[..., None]
+
+INBOUND_TIMEOUT_S = 5.0
+
+
+class NotControllerError(Exception):
+    """This node cannot write metadata now; ``leader_id`` is who leads (-1: unknown)."""
+
+    def __init__(self, leader_id: int) -> None:
+        super().__init__(f"not the active controller (leader: {leader_id})")
+        self.leader_id = leader_id
+
+
+@dataclass(frozen=True, slots=True)
+class VoterAddress:
+    node_id: int
+    host: str
+    port: int
+
+
+def parse_voters(value: str) -> dict[int, VoterAddress]:
+    """Kafka's ``controller.quorum.voters``: ``1@host:port,2@host:port,...``."""
+    voters: dict[int, VoterAddress] = {}
+    for item in value.split(","):
+        node, at, address = item.strip().partition("@")
+        host, colon, port = address.rpartition(":")
+        if not at or not colon or not node.isdigit() or not port.isdigit():
+            raise ValueError(f"expected id@host:port in controller.quorum.voters, got {item!r}")
+        voters[int(node)] = VoterAddress(int(node), host, int(port))
+    return voters
+
+
+def monotonic_ms() -> int:
+    return time.monotonic_ns() // 1_000_000
+
+
+class RaftQuorum:
+    """This broker's voter in the metadata quorum. Owned by one event loop."""
+
+    def __init__(
+        self,
+        node_id: int,
+        voters: dict[int, VoterAddress],
+        directory: Path,
+        config: RaftConfig,
+        cluster_id: str,
+        emit: EventSink,
+    ) -> None:
+        self.node_id = node_id
+        self.cluster_id = cluster_id
+        self.config = config
+        self._emit = emit
+        self._log = FileRaftLog(directory / "__cluster_metadata-0")
+        self.node = RaftNode(
+            node_id,
+            list(voters),
+            FileQuorumStateStore(directory / "quorum-state"),
+            self._log,
+            random.Random(),
+            config,
+        )
+        self._peers = {
+            v.node_id: PeerConnection(v.host, v.port, f"kafkalite-raft-{node_id}")
+            for v in voters.values()
+            if v.node_id != node_id
+        }
+        self._listeners: list[CommitListener] = []
+        self._snapshot_listeners: list[SnapshotListener] = []
+        self._activation_listeners: list[ActivationListener] = []
+        self._inbound: dict[tuple[int, int], asyncio.Future[m.Message]] = {}
+        self._commit_waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._sends: set[asyncio.Task[None]] = set()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._seen: tuple[Role, int] = (self.node.role, self.node.epoch)
+        self._active = False
+        self._fetched_in_epoch = -1
+        self.applied_end_offset = 0
+        """Everything below this offset has been handed to the listeners."""
+
+    # ---- what the broker reads --------------------------------------------------------
+    @property
+    def leader_id(self) -> int:
+        return self.node.leader_id
+
+    @property
+    def epoch(self) -> int:
+        return self.node.epoch
+
+    @property
+    def high_watermark(self) -> int:
+        return self.node.high_watermark
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._log.end_offset
+
+    @property
+    def is_active(self) -> bool:
+        """Leader, with every earlier epoch's entries committed and applied."""
+        return self._active
+
+    @property
+    def next_offset(self) -> int:
+        """The offset the next appended entry gets (a broker epoch, for registrations)."""
+        return self._log.end_offset
+
+    def describe(self) -> QuorumInfo | None:
+        return self.node.describe_quorum()
+
+    def is_caught_up(self) -> bool:
+        """Knows a leader, has heard from it this epoch, and applied what it learned."""
+        if self._active:
+            return True
+        return (
+            self.node.role == Role.FOLLOWER
+            and self._fetched_in_epoch == self.node.epoch
+            and self.applied_end_offset >= self.node.high_watermark
+        )
+
+    # ---- listeners ----------------------------------------------------------------------
+    def register(self, listener: CommitListener) -> None:
+        self._listeners.append(listener)
+
+    def on_snapshot(self, listener: SnapshotListener) -> None:
+        self._snapshot_listeners.append(listener)
+
+    def on_activation(self, listener: ActivationListener) -> None:
+        self._activation_listeners.append(listener)
+
+    # ---- lifecycle ----------------------------------------------------------------------
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="raft")
+
+    async def stop(self) -> None:
+        """Resign if leading (so another voter stands at once), then stop."""
+        if self._task is not None:
+            self._dispatch(self.node.resign(monotonic_ms()))
+            await asyncio.sleep(0.05)  # let EndQuorumEpoch reach the others
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        for task in list(self._sends):
+            task.cancel()
+        for peer in self._peers.values():
+            await peer.close()
+        self._log.close()
+
+    async def _run(self) -> None:
+        while True:
+            self._wake.clear()
+            self._dispatch(self.node.poll(monotonic_ms()))
+            self._after_step()
+            delay = max(0, self.node.next_deadline_ms() - monotonic_ms())
+            if delay:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), delay / 1000)
+
+    # ---- appends (active controller only) ---------------------------------------------
+    async def append(self, records: list[MetadataRecord]) -> int:
+        """Append one operation's records; returns its offset once committed and applied."""
+        if not self._active:
+            raise NotControllerError(self.leader_id)
+        result = self.node.append(monotonic_ms(), [encode_batch(records)])
+        if isinstance(result, NotLeader):
+            raise NotControllerError(result.leader_id)
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._commit_waiters.append((result, future))
+        self._wake.set()
+        await future
+        return result
+
+    # ---- messages -----------------------------------------------------------------------
+    async def handle_request(
+        self, source: int, correlation_id: int, message: m.Message
+    ) -> m.Message:
+        """A quorum request from another voter; returns the node's response to it."""
+        key = (source, correlation_id)
+        future: asyncio.Future[m.Message] = asyncio.get_running_loop().create_future()
+        self._inbound[key] = future
+        try:
+            self._deliver(m.Envelope(source, self.node_id, correlation_id, message))
+            return await asyncio.wait_for(future, INBOUND_TIMEOUT_S)
+        finally:
+            if self._inbound.get(key) is future:
+                del self._inbound[key]
+
+    def _deliver(self, envelope: m.Envelope) -> None:
+        if isinstance(envelope.message, m.FetchResponse) and envelope.message.error_code == 0:
+            self._fetched_in_epoch = envelope.message.leader_epoch
+        self._dispatch(self.node.handle(monotonic_ms(), envelope))
+        self._after_step()
+        self._wake.set()
+
+    def _dispatch(self, envelopes: list[m.Envelope]) -> None:
+        for envelope in envelopes:
+            if envelope.is_request:
+                task = asyncio.create_task(self._send(envelope))
+                self._sends.add(task)
+                task.add_done_callback(self._sends.discard)
+                continue
+            future = self._inbound.pop((envelope.destination, envelope.correlation_id), None)
+            if future is not None and not future.done():
+                future.set_result(envelope.message)
+
+    async def _send(self, envelope: m.Envelope) -> None:
+        peer = self._peers.get(envelope.destination)
+        if peer is None:
+            return
+        body = wire.encode(envelope.message, self.cluster_id)
+        timeout = 2 * self.config.request_timeout_ms / 1000
+        try:
+            response = await peer.request(body, timeout, envelope.correlation_id)
+        except PeerUnavailableError:
+            return  # the node resends after request_timeout_ms
+        self._deliver(
+            m.Envelope(
+                envelope.destination, self.node_id, envelope.correlation_id, wire.decode(response)
+            )
+        )
+
+    # ---- after every step: apply, activate, complete ----------------------------------
+    def _after_step(self) -> None:
+        for item in self.node.take_committed():
+            if isinstance(item, Snapshot):
+                self._apply_snapshot(item)
+            else:
+                self._apply_entry(item)
+        self._track_leadership()
+        hw = self.node.high_watermark
+        waiting = []
+        for offset, future in self._commit_waiters:
+            if offset < min(hw, self.applied_end_offset):
+                if not future.done():
+                    future.set_result(None)
+            else:
+                waiting.append((offset, future))
+        self._commit_waiters = waiting
+
+    def _apply_entry(self, entry: Entry) -> None:
+        self.applied_end_offset = entry.offset + 1
+        if entry.control:
+            return
+        for record in decode_batch(entry.payload):
+            for listener in self._listeners:
+                listener(entry.offset, record)
+
+    def _apply_snapshot(self, snapshot: Snapshot) -> None:
+        end = snapshot.snapshot_id.end_offset
+        self.applied_end_offset = end
+        records = decode_batch(snapshot.data) if snapshot.data else []
+        for listener in self._snapshot_listeners:
+            listener(end - 1, records)
+
+    def _track_leadership(self) -> None:
+        seen = (self.node.role, self.node.epoch)
+        if seen != self._seen:
+            role, epoch = seen
+            if role == Role.LEADER:
+                self._emit("quorum_leader_elected", leader=self.node_id, epoch=epoch)
+            elif role == Role.FOLLOWER:
+                self._emit("quorum_following", leader=self.leader_id, epoch=epoch)
+            self._seen = seen
+        start = self.node.epoch_start_offset
+        should_be_active = start is not None and self.applied_end_offset > start
+        if should_be_active != self._active:
+            self._active = should_be_active
+            if not should_be_active:
+                self._fail_waiters()
+            self._emit(
+                "controller_activated" if should_be_active else "controller_resigned",
+                epoch=self.node.epoch,
+            )
+            for listener in self._activation_listeners:
+                listener(should_be_active)
+
+    def _fail_waiters(self) -> None:
+        for _, future in self._commit_waiters:
+            if not future.done():
+                future.set_exception(NotControllerError(self.leader_id))
+        self._commit_waiters = []
+
+    def create_snapshot(self, data: list[MetadataRecord]) -> None:
+        """Snapshot the state machine as of everything applied so far."""
+        self.node.create_snapshot(self.applied_end_offset, encode_batch(data))

@@ -1,0 +1,1 @@
+"""Connections from one Kafka-Lite node to another (quorum, controller, replication)."""
