@@ -19,7 +19,9 @@ from pathlib import Path
 from kafkalite.broker.events import EventLog
 from kafkalite.broker.group_offsets import BrokerOffsetsTopic
 from kafkalite.broker.handlers import CONTROLLER_HANDLERS, HANDLERS
+from kafkalite.broker.isr_manager import IsrManager
 from kafkalite.broker.producer_ids import ProducerIdManager
+from kafkalite.broker.replica_fetcher import ReplicaFetcherManager
 from kafkalite.broker.replica_manager import ReplicaManager
 from kafkalite.broker.server import KafkaServer
 from kafkalite.controller.channel import ControllerChannel, ControllerRequestError
@@ -101,6 +103,8 @@ class Broker:
             voters,
         )
         self.broker_epoch = -1
+        self.fetchers = ReplicaFetcherManager(self)
+        self.isr_manager = IsrManager(self)
         self.producer_ids = ProducerIdManager(self)
         self.group_offsets = BrokerOffsetsTopic(self)
         self.group_coordinator = GroupCoordinator(
@@ -156,6 +160,8 @@ class Broker:
         self._tasks.append(asyncio.create_task(self._retention_loop(), name="retention"))
         self._tasks.append(asyncio.create_task(self._heartbeat_loop(), name="heartbeat"))
         self.group_coordinator.start()
+        self.isr_manager.start()
+        self.fetchers.schedule_sync()
         self.events.emit("broker_started", broker_epoch=self.broker_epoch)
 
     async def _register(self) -> None:
@@ -209,21 +215,27 @@ class Broker:
         for record in records:
             self.image.replay(record, offset)
         self.replica_manager.reconcile()
+        self.fetchers.schedule_sync()
         self.events.emit("metadata_snapshot_loaded", offset=offset, records=len(records))
 
     def _on_commit(self, offset: int, record: MetadataRecord) -> None:
         """Replay a committed record, then bring local state in line with it."""
         removed = None
+        before = None
         if isinstance(record, RemoveTopicRecord):
             topic = self.image.topics_by_id.get(record.topic_id)
             removed = topic.name if topic else None
+        if isinstance(record, PartitionChangeRecord):
+            before = self.image.topics_by_id[record.topic_id].partitions[record.partition]
         self.image.replay(record, offset)
         match record:
             case PartitionRecord() | PartitionChangeRecord():
                 topic = self.image.topics_by_id[record.topic_id]
-                self.replica_manager.apply_partition(
-                    topic.name, record.partition, topic.partitions[record.partition]
-                )
+                after = topic.partitions[record.partition]
+                self.replica_manager.apply_partition(topic.name, record.partition, after)
+                if before is not None and after.leader == self.broker_id:
+                    self._emit_isr_change(topic.name, record.partition, before.isr, after.isr)
+                self.fetchers.schedule_sync()
             case TopicRecord():
                 self.events.emit("topic_created", topic=record.name, topic_id=record.topic_id)
             case FenceBrokerRecord():
@@ -252,6 +264,21 @@ class Broker:
             case _:
                 pass
 
+    def _emit_isr_change(
+        self, topic: str, partition: int, before: tuple[int, ...], after: tuple[int, ...]
+    ) -> None:
+        """ISR changes, reported by the partition's leader (the one that proposed them)."""
+        removed = sorted(set(before) - set(after))
+        added = sorted(set(after) - set(before))
+        if removed:
+            self.events.emit(
+                "isr_shrunk", topic=topic, partition=partition, removed=removed, isr=list(after)
+            )
+        if added:
+            self.events.emit(
+                "isr_expanded", topic=topic, partition=partition, added=added, isr=list(after)
+            )
+
     async def serve_forever(self) -> None:
         await self._stopped.wait()
 
@@ -277,6 +304,8 @@ class Broker:
                 )
         await self.server.stop()
         await self.group_coordinator.stop()
+        await self.isr_manager.stop()
+        await self.fetchers.stop()
         self.replica_manager.close()
         await self.controller.service.stop()
         await self.controller.close()

@@ -52,13 +52,38 @@ def broker_state(broker: Broker) -> dict[str, Any]:
     return {
         "broker_id": broker.broker_id,
         "address": f"{broker.config.host}:{broker.config.port}",
-        "controller": broker.controller_id == broker.broker_id,
+        "controller": broker.quorum.is_active,
+        "quorum": quorum_state(broker),
         "state": "running",
         "cluster_id": broker.cluster_id,
         "broker_epoch": broker.broker_epoch,
         "metadata_offset": broker.image.offset,
         "partitions": partitions,
         "events": broker.events.since(0)[-100:],
+    }
+
+
+def quorum_state(broker: Broker) -> dict[str, Any]:
+    """This voter's view of the metadata quorum; ``voters`` only on the leader."""
+    quorum = broker.quorum
+    info = quorum.describe()
+    return {
+        "leader": quorum.leader_id,
+        "epoch": quorum.epoch,
+        "high_watermark": quorum.high_watermark,
+        "log_end_offset": quorum.log_end_offset,
+        "applied_offset": quorum.applied_end_offset,
+        "voters": None
+        if info is None
+        else [
+            {
+                "id": v.replica_id,
+                "log_end_offset": v.log_end_offset,
+                "last_fetch_timestamp": v.last_fetch_timestamp,
+                "last_caught_up_timestamp": v.last_caught_up_timestamp,
+            }
+            for v in info.current_voters
+        ],
     }
 
 

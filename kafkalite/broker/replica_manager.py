@@ -93,7 +93,9 @@ class ReplicaManager:
             self.partitions[key] = partition
         if reg.leader == self.broker_id:
             was_leader = partition.is_leader and partition.leader_epoch == reg.leader_epoch
-            partition.make_leader(reg.leader_epoch, reg.partition_epoch, reg.replicas, reg.isr)
+            partition.make_leader(
+                reg.leader_epoch, reg.partition_epoch, reg.replicas, reg.isr, self.now_ms()
+            )
             if not was_leader:
                 self.events.emit(
                     "leader_elected",
@@ -107,6 +109,7 @@ class ReplicaManager:
                 reg.leader, reg.leader_epoch, reg.partition_epoch, reg.replicas, reg.isr
             )
         self.fetch_waiters.notify(key)
+        self.produce_waiters.notify(key)  # a smaller ISR may have moved the HW
 
     def reconcile(self) -> None:
         """After a metadata snapshot: match every partition to the image at once."""
@@ -201,11 +204,19 @@ class ReplicaManager:
                 result.error = ErrorCode.request_timed_out
 
     def _acked(self, topic: str, index: int, result: ProduceResult) -> bool:
+        """Replicated to the whole ISR? If the ISR shrank below ``min.insync.replicas``
+        meanwhile, the write is in the log but not as safe as asked:
+        NOT_ENOUGH_REPLICAS_AFTER_APPEND (the client retries; idempotence dedupes)."""
         partition = self.partitions.get((topic, index))
         if partition is None or not partition.is_leader:
             result.error = ErrorCode.not_leader_or_follower
             return True
-        return partition.high_watermark > result.last_offset
+        if partition.high_watermark <= result.last_offset:
+            return False
+        min_isr = int(self.image.topic_config_source(topic, "min.insync.replicas")[0])
+        if len(partition.isr) < min_isr:
+            result.error = ErrorCode.not_enough_replicas_after_append
+        return True
 
     # ---- fetch -----------------------------------------------------------------------
 

@@ -32,7 +32,9 @@ def merge_status(
             hosted.setdefault((p["topic"], p["partition"]), {})[broker_id] = p
     partitions = []
     for (topic, index), by_broker in sorted(hosted.items()):
-        leader_view = next((p for b, p in by_broker.items() if p["leader"] == b), None)
+        claims = [p for b, p in by_broker.items() if p["leader"] == b]
+        # an isolated old leader may still think it leads: the newest epoch is the leader
+        leader_view = max(claims, key=lambda p: p["leader_epoch"]) if claims else None
         reference = leader_view or max(by_broker.values(), key=lambda p: p["leader_epoch"])
         replica_ids = reference["replicas"]
         partitions.append(
@@ -59,4 +61,36 @@ def merge_status(
                 ],
             }
         )
-    return {"brokers": brokers, "partitions": partitions}
+    return {"brokers": brokers, "partitions": partitions, "quorum": _quorum(views)}
+
+
+def _quorum(views: dict[int, dict[str, Any] | None]) -> dict[str, Any] | None:
+    """The metadata quorum as its leader reports it (only the leader knows each voter's
+    log end offset); lag is how far each voter's log is behind the leader's."""
+    reported = [v["quorum"] for v in views.values() if v and v.get("quorum")]
+    leaders = [q for q in reported if q.get("voters") is not None]
+    if not leaders:
+        if not reported:
+            return None
+        newest = max(reported, key=lambda q: q["epoch"])
+        return {
+            "leader": newest["leader"] if newest["leader"] >= 0 else None,
+            "epoch": newest["epoch"],
+            "high_watermark": None,
+            "voters": [],
+        }
+    q = max(leaders, key=lambda q: q["epoch"])
+    end = q["log_end_offset"]
+    return {
+        "leader": q["leader"],
+        "epoch": q["epoch"],
+        "high_watermark": q["high_watermark"],
+        "voters": [
+            {
+                "id": v["id"],
+                "log_end_offset": v["log_end_offset"],
+                "lag": max(0, end - v["log_end_offset"]) if v["log_end_offset"] >= 0 else None,
+            }
+            for v in q["voters"]
+        ],
+    }

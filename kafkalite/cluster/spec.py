@@ -1,7 +1,9 @@
 """The shape of a lab cluster, persisted as ``<dir>/cluster.json`` so every shell sees it.
 
-Broker ``i`` (1-based) listens on ``base_port + i - 1`` for Kafka clients and on that
-port + 100 for introspection; its data lives in ``<dir>/broker-<i>``.
+Broker ``i`` (1-based) listens on ``base_port + i - 1`` for Kafka clients, on that
+port + 100 for introspection and on that port + 200 for its controller listener (the
+metadata quorum and the requests brokers send their controller); its data lives in
+``<dir>/broker-<i>``. Every broker is a voter of the metadata quorum (KRaft's combined mode).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 INTROSPECTION_OFFSET = 100
+CONTROLLER_OFFSET = 200
 SPEC_FILE = "cluster.json"
 
 
@@ -26,6 +29,7 @@ class BrokerSpec:
     port: int
     admin_port: int
     data_dir: str
+    controller_port: int
     pid: int | None = None
     stopped: bool = False  # stopped on purpose (stop/kill), as opposed to crashed
 
@@ -51,8 +55,9 @@ class ClusterSpec:
     ) -> ClusterSpec:
         if brokers < 1:
             raise ClusterError(f"--brokers must be at least 1, got {brokers}")
-        if not 1024 <= base_port <= 65535 - INTROSPECTION_OFFSET - brokers:
-            raise ClusterError(f"--port {base_port} is outside 1024..{65535 - 200}")
+        highest = 65535 - CONTROLLER_OFFSET - brokers
+        if not 1024 <= base_port <= highest:
+            raise ClusterError(f"--port {base_port} is outside 1024..{highest}")
         specs = [
             BrokerSpec(
                 i,
@@ -60,6 +65,7 @@ class ClusterSpec:
                 base_port + i - 1,
                 base_port + i - 1 + INTROSPECTION_OFFSET,
                 str(root.resolve() / f"broker-{i}"),
+                base_port + i - 1 + CONTROLLER_OFFSET,
             )
             for i in range(1, brokers + 1)
         ]
@@ -68,6 +74,20 @@ class ClusterSpec:
     @property
     def bootstrap_servers(self) -> str:
         return ",".join(b.address for b in self.brokers)
+
+    @property
+    def quorum_voters(self) -> str:
+        """``controller.quorum.voters``: every broker's controller listener."""
+        return ",".join(f"{b.broker_id}@{b.host}:{b.controller_port}" for b in self.brokers)
+
+    def broker_configs(self, broker_id: int) -> dict[str, str]:
+        """What one broker is started with: the cluster's settings plus its quorum wiring."""
+        broker = self.broker(broker_id)
+        return {
+            **self.configs,
+            "controller.listener.port": str(broker.controller_port),
+            "controller.quorum.voters": self.quorum_voters,
+        }
 
     def broker(self, broker_id: int) -> BrokerSpec:
         for b in self.brokers:

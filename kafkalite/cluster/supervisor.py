@@ -11,6 +11,7 @@ import json
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -69,12 +70,12 @@ class Cluster:
                     f"run `kafkalite down --dir {root}` first"
                 )
         for b in spec.brokers:
-            check_port_free(b.host, b.port)
-            check_port_free(b.host, b.admin_port)
+            for port in (b.port, b.admin_port, b.controller_port):
+                check_port_free(b.host, port)
         root.mkdir(parents=True, exist_ok=True)
         cluster = cls(spec, backend)
         for b in spec.brokers:
-            cluster.backend.start(b, spec.configs)
+            cluster.backend.start(b, spec.broker_configs(b.broker_id))
         spec.save()
         try:
             for b in spec.brokers:
@@ -103,8 +104,9 @@ class Cluster:
         raise ClusterError(f"broker {broker_id} did not become ready in {timeout_s:.0f} s")
 
     def down(self) -> None:
-        for b in self.spec.brokers:
-            self.backend.stop(b)
+        """Stop every broker at once (each does a controlled shutdown)."""
+        with ThreadPoolExecutor(max_workers=len(self.spec.brokers)) as pool:
+            list(pool.map(self.backend.stop, self.spec.brokers))
         self.spec.save()
 
     @property
@@ -141,7 +143,7 @@ class Cluster:
         broker = self.spec.broker(broker_id)
         if self.backend.state(broker) in (BrokerState.RUNNING, BrokerState.PAUSED):
             raise ClusterError(f"broker {broker_id} is already running")
-        self.backend.start(broker, self.spec.configs)
+        self.backend.start(broker, self.spec.broker_configs(broker_id))
         self.spec.save()
         if wait:
             self.wait_ready(broker_id)

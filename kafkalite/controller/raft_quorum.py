@@ -21,7 +21,7 @@ import logging
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kafkalite.metadata.records import MetadataRecord, decode_batch, encode_batch
@@ -149,7 +149,24 @@ class RaftQuorum:
         return self._log.end_offset
 
     def describe(self) -> QuorumInfo | None:
-        return self.node.describe_quorum()
+        """DescribeQuorum's view (leader only), with wall-clock timestamps as Kafka's."""
+        info = self.node.describe_quorum()
+        if info is None:
+            return None
+        shift = time.time_ns() // 1_000_000 - monotonic_ms()
+        voters = tuple(
+            replace(
+                v,
+                last_fetch_timestamp=v.last_fetch_timestamp + shift
+                if v.last_fetch_timestamp >= 0
+                else -1,
+                last_caught_up_timestamp=v.last_caught_up_timestamp + shift
+                if v.last_caught_up_timestamp >= 0
+                else -1,
+            )
+            for v in info.current_voters
+        )
+        return replace(info, current_voters=voters)
 
     def is_caught_up(self) -> bool:
         """Knows a leader, has heard from it this epoch, and applied what it learned."""

@@ -363,6 +363,15 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
             read_only=True,
         ),
         ConfigDef(
+            "replica.fetch.endpoints",
+            _S,
+            "",
+            "",
+            "lab only: id@host:port where this broker reaches each leader for replication "
+            "(the fault layer's link proxies); empty: the leader's registered address",
+            read_only=True,
+        ),
+        ConfigDef(
             "controller.listener.port",
             _I,
             "0",

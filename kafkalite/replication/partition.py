@@ -41,6 +41,7 @@ class Partition:
     isr: tuple[int, ...] = ()
     high_watermark: int = 0
     followers: dict[int, ReplicaState] = field(default_factory=dict)
+    epoch_start_offset: int = 0  # the log end offset when this leader's epoch began
 
     @property
     def is_leader(self) -> bool:
@@ -66,16 +67,28 @@ class Partition:
         partition_epoch: int,
         replicas: tuple[int, ...],
         isr: tuple[int, ...],
+        now_ms: int,
     ) -> None:
-        """Become (or stay) leader; a new epoch is stamped into the leader-epoch cache."""
+        """Become (or stay) leader; a new epoch is stamped into the leader-epoch cache.
+
+        A new leader knows nothing of its followers yet: their log end offsets start
+        unknown (-1) and their catch-up clocks start now, so nobody is evicted from the ISR
+        before having had a chance to fetch (Kafka's ``Partition.makeLeader``)."""
+        new_epoch = not self.is_leader or leader_epoch != self.leader_epoch
         self.leader = self.local_broker_id
         self.leader_epoch = leader_epoch
         self.partition_epoch = partition_epoch
         self.replicas = replicas
         self.isr = isr
         self.followers = {
-            r: self.followers.get(r, ReplicaState(r)) for r in replicas if r != self.local_broker_id
+            r: ReplicaState(r, -1, now_ms)
+            if new_epoch
+            else self.followers.get(r, ReplicaState(r, -1, now_ms))
+            for r in replicas
+            if r != self.local_broker_id
         }
+        if new_epoch:
+            self.epoch_start_offset = self.log.log_end_offset
         self.log.leader_epoch_cache.assign(leader_epoch, self.log.log_end_offset)
         self.maybe_increment_leader_hw()
 
@@ -93,6 +106,29 @@ class Partition:
         self.replicas = replicas
         self.isr = isr
         self.followers = {}
+
+    # ---- follower --------------------------------------------------------------------
+
+    def append_as_follower(self, records: bytes, leader_high_watermark: int) -> int:
+        """Append what the leader sent (offsets and epochs as the leader wrote them) and
+        follow its high watermark, which a follower can never be ahead of its own log
+        end. Returns the number of bytes appended."""
+        if records:
+            self.log.append_as_follower(records)
+        self.high_watermark = max(
+            self.high_watermark, min(leader_high_watermark, self.log.log_end_offset)
+        )
+        return len(records)
+
+    def truncate_to(self, offset: int) -> tuple[int, int]:
+        """Drop this replica's records from ``offset`` on; returns the removed range
+        ``[offset, old log end)``, empty when there was nothing to remove."""
+        old_end = self.log.log_end_offset
+        if offset >= old_end:
+            return old_end, old_end
+        self.log.truncate_to(offset)
+        self.high_watermark = min(self.high_watermark, self.log.log_end_offset)
+        return offset, old_end
 
     def check_leader(self, current_leader_epoch: int = -1) -> None:
         """Raise the error a client must see when this broker cannot serve as leader."""

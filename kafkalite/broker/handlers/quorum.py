@@ -81,10 +81,21 @@ async def describe_quorum(ctx: RequestContext, request: Any) -> Any:
                 )
             )
         topics.append(s.TopicData(topic_name=name, partitions=tuple(parts)))
+    nodes = (
+        tuple(
+            s.Node(
+                node_id=v.node_id,
+                listeners=(s.Listener(name="CONTROLLER", host=v.host, port=v.port),),
+            )
+            for v in ctx.broker.voters.values()
+        )
+        if s.has_field("DescribeQuorumResponse", "nodes")
+        else ()
+    )
     return s.DescribeQuorumResponse(
-        error_code=ErrorCode.none, error_message=None, topics=tuple(topics), nodes=()
+        error_code=ErrorCode.none, error_message=None, topics=tuple(topics), nodes=nodes
     )
 
 
-handles(55, 0, 1, forward=True)(describe_quorum)
-controller_handles(55, 0, 1)(describe_quorum)
+handles(55, 0, 2, forward=True)(describe_quorum)
+controller_handles(55, 0, 2)(describe_quorum)

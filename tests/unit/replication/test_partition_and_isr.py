@@ -19,7 +19,9 @@ pytestmark = pytest.mark.unit
 def leader(tmp_path: Path) -> Partition:
     log = Log.open(tmp_path / "t-0", LogConfig(), lambda: 0)
     partition = Partition("t", 0, log, local_broker_id=1)
-    partition.make_leader(leader_epoch=3, partition_epoch=0, replicas=(1, 2, 3), isr=(1, 2, 3))
+    partition.make_leader(
+        leader_epoch=3, partition_epoch=0, replicas=(1, 2, 3), isr=(1, 2, 3), now_ms=0
+    )
     return partition
 
 
@@ -45,13 +47,13 @@ def test_removing_a_laggard_from_the_isr_lets_the_hw_advance(tmp_path: Path) -> 
     p = leader(tmp_path)
     produce(p, 4)
     p.update_follower_fetch(2, 4, now_ms=5)
-    p.make_leader(3, 1, (1, 2, 3), (1, 2))  # the controller committed ISR {1, 2}
+    p.make_leader(3, 1, (1, 2, 3), (1, 2), now_ms=5)  # the controller committed ISR {1, 2}
     assert p.high_watermark == 4
 
 
 def test_min_insync_replicas_rejects_acks_all_before_append(tmp_path: Path) -> None:
     p = leader(tmp_path)
-    p.make_leader(3, 1, (1, 2, 3), (1,))
+    p.make_leader(3, 1, (1, 2, 3), (1,), now_ms=5)
     with pytest.raises(KafkaError) as caught:
         produce(p, 1, acks=-1, min_isr=2)
     assert caught.value.code == ErrorCode.not_enough_replicas

@@ -1,0 +1,105 @@
+"""The leader's half of ISR management: propose shrinks and expansions to the controller.
+
+Every ``ISR_CHECK_INTERVAL_S`` each partition this broker leads is checked against the
+rules in ``replication.isr`` (a follower that has not caught up for
+``replica.lag.time.max.ms`` leaves; one that reached the high watermark rejoins). A change
+is sent as AlterPartition with the partition epoch it was computed from, so the controller
+rejects it if anything changed meanwhile, and takes effect only once committed, when the
+new registration is replayed here like any other metadata (Kafka's ``AlterPartitionManager``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING
+
+from kafkalite.controller.raft_quorum import NotControllerError
+from kafkalite.network.client import PeerUnavailableError
+from kafkalite.replication.isr import caught_up_replicas, out_of_sync_replicas
+from kafkalite.replication.partition import Partition
+
+if TYPE_CHECKING:
+    from kafkalite.broker.broker import Broker
+
+log = logging.getLogger(__name__)
+TopicPartition = tuple[str, int]
+ISR_CHECK_INTERVAL_S = 0.1
+
+
+def proposed_isr(partition: Partition, now_ms: int, lag_max_ms: int) -> tuple[int, ...]:
+    """The ISR the leader would like, in replica order (the leader always stays)."""
+    others = [r for r in partition.isr if r != partition.local_broker_id]
+    leaving = set(out_of_sync_replicas(others, partition.followers, now_ms, lag_max_ms))
+    joining = set(
+        caught_up_replicas(
+            partition.isr,
+            partition.followers,
+            partition.high_watermark,
+            partition.epoch_start_offset,
+        )
+    )
+    members = (set(partition.isr) - leaving) | joining | {partition.local_broker_id}
+    return tuple(r for r in partition.replicas if r in members)
+
+
+class IsrManager:
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self._in_flight: set[TopicPartition] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._loop: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._loop = asyncio.create_task(self._run(), name="isr-check")
+
+    async def stop(self) -> None:
+        tasks = [*self._tasks, *([self._loop] if self._loop else [])]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(ISR_CHECK_INTERVAL_S)
+            lag_max_ms = int(self.broker.image.broker_config("replica.lag.time.max.ms"))
+            now = self.broker.now_ms()
+            for key, partition in list(self.broker.replica_manager.partitions.items()):
+                if not partition.is_leader or key in self._in_flight:
+                    continue
+                wanted = proposed_isr(partition, now, lag_max_ms)
+                if wanted != partition.isr:
+                    self._in_flight.add(key)
+                    task = asyncio.create_task(self._propose(key, partition, wanted))
+                    self._tasks.add(task)
+                    task.add_done_callback(self._tasks.discard)
+
+    async def _propose(
+        self, key: TopicPartition, partition: Partition, wanted: tuple[int, ...]
+    ) -> None:
+        topic, index = key
+        topic_id = self.broker.image.topic_ids.get(topic)
+        try:
+            if topic_id is None:
+                return
+            reply = await self.broker.controller.alter_partition(
+                self.broker.broker_id,
+                self.broker.broker_epoch,
+                topic,
+                topic_id,
+                index,
+                partition.leader_epoch,
+                partition.partition_epoch,
+                wanted,
+            )
+            if reply.error:
+                log.info("AlterPartition %s-%d %s: %s", topic, index, wanted, reply.error.name)
+                return
+            await self.broker.controller.barrier()  # the change is replayed here first
+        except (NotControllerError, PeerUnavailableError) as exc:
+            log.info("AlterPartition %s-%d not sent: %s", topic, index, exc)
+        finally:
+            self._in_flight.discard(key)

@@ -1,0 +1,297 @@
+"""Follower side of replication: one fetcher task per leader broker (Kafka's
+``ReplicaFetcherManager`` and ``ReplicaFetcherThread``).
+
+A partition this broker follows is first *truncated*: OffsetForLeaderEpoch asks the leader
+where this replica's latest epoch ended there, and whatever lies beyond (an old leader's
+uncommitted tail) is cut (``replication.truncation``). Then it is *fetched*: a Fetch with
+this broker's ``replica_id`` from the log end offset, long-polled by the leader, whose
+answer carries the records and the leader's high watermark. Asking from the log end offset
+is also how the leader learns how far this follower has got.
+
+The leader is reached at its registered address, or through ``replica.fetch.endpoints``
+when the lab's fault layer puts a proxy on each link.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kio.schema.fetch.v12 import request as fetch_req
+from kio.schema.offset_for_leader_epoch.v4 import request as epoch_req
+
+from kafkalite.controller.raft_quorum import parse_voters
+from kafkalite.network.client import PeerConnection, PeerUnavailableError
+from kafkalite.protocol.codec import build
+from kafkalite.protocol.errors import ErrorCode
+from kafkalite.replication.partition import Partition
+from kafkalite.replication.truncation import truncation_offset
+from kafkalite.storage.errors import StorageError
+
+if TYPE_CHECKING:
+    from kafkalite.broker.broker import Broker
+
+log = logging.getLogger(__name__)
+TopicPartition = tuple[str, int]
+
+FETCH_MAX_BYTES = 16 * 1024 * 1024
+PARTITION_MAX_BYTES = 4 * 1024 * 1024
+REQUEST_MARGIN_S = 5.0
+
+
+@dataclass(slots=True)
+class FetchState:
+    leader_epoch: int
+    truncating: bool = True
+
+
+class ReplicaFetcher:
+    """Fetches every partition this broker follows from one leader."""
+
+    def __init__(self, broker: Broker, leader_id: int, connection: PeerConnection) -> None:
+        self.broker = broker
+        self.leader_id = leader_id
+        self.connection = connection
+        self.partitions: dict[TopicPartition, FetchState] = {}
+        self._changed = asyncio.Event()
+        self._task = asyncio.create_task(self._run(), name=f"replica-fetcher-{leader_id}")
+
+    def set_partitions(self, wanted: dict[TopicPartition, int]) -> None:
+        """``wanted`` maps each partition to the leader epoch it is followed in; a new
+        partition or a new epoch starts with truncation."""
+        for key in [k for k in self.partitions if k not in wanted]:
+            del self.partitions[key]
+        for key, epoch in wanted.items():
+            current = self.partitions.get(key)
+            if current is None or current.leader_epoch != epoch:
+                self.partitions[key] = FetchState(epoch)
+        self._changed.set()
+
+    async def stop(self) -> None:
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        await self.connection.close()
+
+    def _config_ms(self, name: str) -> int:
+        return int(self.broker.image.broker_config(name))
+
+    async def _run(self) -> None:
+        while True:
+            if not self.partitions:
+                self._changed.clear()
+                await self._changed.wait()
+                continue
+            try:
+                progressed = await self._truncate() | await self._fetch()
+            except (PeerUnavailableError, StorageError) as exc:
+                log.debug("fetch from broker %d failed: %s", self.leader_id, exc)
+                progressed = False
+            if not progressed:
+                await asyncio.sleep(self._config_ms("replica.fetch.backoff.ms") / 1000)
+
+    def _local(self, key: TopicPartition, state: FetchState) -> Partition | None:
+        """The local replica, if it still follows this leader in this epoch."""
+        partition = self.broker.replica_manager.partitions.get(key)
+        if (
+            partition is None
+            or partition.leader != self.leader_id
+            or partition.leader_epoch != state.leader_epoch
+            or self.partitions.get(key) is not state
+        ):
+            return None
+        return partition
+
+    # ---- truncation ---------------------------------------------------------------------
+    async def _truncate(self) -> bool:
+        pending = {k: s for k, s in self.partitions.items() if s.truncating}
+        asks: dict[TopicPartition, tuple[FetchState, int]] = {}
+        for key, state in pending.items():
+            partition = self._local(key, state)
+            if partition is None:
+                continue
+            latest = partition.log.leader_epoch_cache.latest_epoch
+            if latest < 0:
+                state.truncating = False  # an empty log has nothing to cut
+            else:
+                asks[key] = (state, latest)
+        if not asks:
+            return bool(pending)
+        by_topic: dict[str, list[Any]] = {}
+        for (topic, index), (state, latest) in asks.items():
+            by_topic.setdefault(topic, []).append(
+                build(
+                    epoch_req.OffsetForLeaderPartition,
+                    {
+                        "partition": index,
+                        "current_leader_epoch": state.leader_epoch,
+                        "leader_epoch": latest,
+                    },
+                )
+            )
+        request = build(
+            epoch_req.OffsetForLeaderEpochRequest,
+            {
+                "replica_id": self.broker.broker_id,
+                "topics": tuple(
+                    build(epoch_req.OffsetForLeaderTopic, {"topic": t, "partitions": tuple(ps)})
+                    for t, ps in by_topic.items()
+                ),
+            },
+        )
+        response = await self.connection.request(request, REQUEST_MARGIN_S)
+        done = False
+        for t in response.topics:
+            for p in t.partitions:
+                key = (t.topic, int(p.partition))
+                if key not in asks or p.error_code != ErrorCode.none:
+                    continue
+                state, latest = asks[key]
+                partition = self._local(key, state)
+                if partition is None:
+                    continue
+                self._apply_truncation(key, partition, latest, p)
+                state.truncating = False
+                done = True
+        return done
+
+    def _apply_truncation(
+        self, key: TopicPartition, partition: Partition, latest: int, answer: Any
+    ) -> None:
+        cache = partition.log.leader_epoch_cache
+        leo = partition.log_end_offset
+        offset = truncation_offset(
+            latest,
+            int(answer.leader_epoch),
+            int(answer.end_offset),
+            leo,
+            lambda epoch: cache.end_offset_for(epoch, leo)[1],
+            partition.high_watermark,
+        )
+        start, end = partition.truncate_to(offset)
+        if end > start:
+            self.broker.events.emit(
+                "log_truncated",
+                topic=key[0],
+                partition=key[1],
+                from_offset=start,
+                to_offset=end,
+                removed=end - start,
+                leader=self.leader_id,
+                leader_epoch=partition.leader_epoch,
+            )
+
+    # ---- fetching -----------------------------------------------------------------------
+    async def _fetch(self) -> bool:
+        ready = {
+            k: (s, p)
+            for k, s in self.partitions.items()
+            if not s.truncating and (p := self._local(k, s)) is not None
+        }
+        if not ready:
+            return False
+        max_wait_ms = self._config_ms("replica.fetch.wait.max.ms")
+        by_topic: dict[str, list[Any]] = {}
+        for (topic, index), (state, partition) in ready.items():
+            by_topic.setdefault(topic, []).append(
+                build(
+                    fetch_req.FetchPartition,
+                    {
+                        "partition": index,
+                        "current_leader_epoch": state.leader_epoch,
+                        "fetch_offset": partition.log_end_offset,
+                        "last_fetched_epoch": partition.log.leader_epoch_cache.latest_epoch,
+                        "log_start_offset": partition.log_start_offset,
+                        "partition_max_bytes": PARTITION_MAX_BYTES,
+                    },
+                )
+            )
+        request = build(
+            fetch_req.FetchRequest,
+            {
+                "cluster_id": None,
+                "replica_id": self.broker.broker_id,
+                "max_wait": max_wait_ms,
+                "min_bytes": 1,
+                "max_bytes": FETCH_MAX_BYTES,
+                "isolation_level": 0,
+                "session_id": 0,
+                "session_epoch": -1,
+                "topics": tuple(
+                    build(fetch_req.FetchTopic, {"topic": t, "partitions": tuple(ps)})
+                    for t, ps in by_topic.items()
+                ),
+                "forgotten_topics_data": (),
+                "rack_id": "",
+            },
+        )
+        response = await self.connection.request(request, max_wait_ms / 1000 + REQUEST_MARGIN_S)
+        progressed = False
+        for t in response.responses:
+            for p in t.partitions:
+                key = (t.topic, int(p.partition_index))
+                if key not in ready:
+                    continue
+                state, _ = ready[key]
+                local = self._local(key, state)
+                if local is None:
+                    continue
+                if p.error_code == ErrorCode.none:
+                    records = p.records or b""
+                    local.append_as_follower(bytes(records), int(p.high_watermark))
+                    progressed = True
+                elif p.error_code == ErrorCode.offset_out_of_range:
+                    state.truncating = True  # ahead of the leader: find where we diverged
+        return progressed
+
+
+class ReplicaFetcherManager:
+    """Keeps one ``ReplicaFetcher`` per leader this broker follows a partition of."""
+
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self.fetchers: dict[int, ReplicaFetcher] = {}
+        self._sync_scheduled = False
+
+    def endpoint(self, leader_id: int) -> tuple[str, int] | None:
+        overrides = self.broker.config.overrides.get("replica.fetch.endpoints", "")
+        if overrides:
+            endpoints = parse_voters(overrides)
+            if leader_id in endpoints:
+                return endpoints[leader_id].host, endpoints[leader_id].port
+        registration = self.broker.image.brokers.get(leader_id)
+        return None if registration is None else (registration.host, registration.port)
+
+    def schedule_sync(self) -> None:
+        """Coalesce the partition changes of one metadata batch into one sync."""
+        if not self._sync_scheduled:
+            self._sync_scheduled = True
+            asyncio.get_running_loop().call_soon(self._sync)
+
+    def _sync(self) -> None:
+        self._sync_scheduled = False
+        wanted: dict[int, dict[TopicPartition, int]] = {}
+        me = self.broker.broker_id
+        for key, partition in self.broker.replica_manager.partitions.items():
+            if partition.leader >= 0 and partition.leader != me:
+                wanted.setdefault(partition.leader, {})[key] = partition.leader_epoch
+        for leader_id, fetcher in self.fetchers.items():
+            fetcher.set_partitions(wanted.get(leader_id, {}))
+        for leader_id, partitions in wanted.items():
+            if leader_id in self.fetchers:
+                continue
+            endpoint = self.endpoint(leader_id)
+            if endpoint is None:
+                continue
+            connection = PeerConnection(*endpoint, f"kafkalite-replica-{me}")
+            fetcher = ReplicaFetcher(self.broker, leader_id, connection)
+            fetcher.set_partitions(partitions)
+            self.fetchers[leader_id] = fetcher
+
+    async def stop(self) -> None:
+        for fetcher in self.fetchers.values():
+            await fetcher.stop()
+        self.fetchers.clear()
