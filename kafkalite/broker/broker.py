@@ -239,9 +239,9 @@ class Broker:
             case TopicRecord():
                 self.events.emit("topic_created", topic=record.name, topic_id=record.topic_id)
             case FenceBrokerRecord():
-                self.events.emit("broker_fenced", broker=record.broker_id)
+                self.events.emit("broker_fenced", broker_id=record.broker_id)
             case UnfenceBrokerRecord():
-                self.events.emit("broker_unfenced", broker=record.broker_id)
+                self.events.emit("broker_unfenced", broker_id=record.broker_id)
             case RemoveTopicRecord() if removed is not None:
                 self.replica_manager.remove_topic(removed)
                 self.events.emit("topic_deleted", topic=removed)

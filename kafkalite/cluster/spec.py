@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import socket
+import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -43,6 +44,7 @@ class ClusterSpec:
     root: str
     brokers: list[BrokerSpec]
     configs: dict[str, str] = field(default_factory=dict)
+    cluster_id: str = field(default_factory=lambda: uuid.uuid4().hex[:22])
 
     @classmethod
     def build(
@@ -108,7 +110,23 @@ class ClusterSpec:
         if not path.exists():
             raise ClusterError(f"no cluster in {root} (run `kafkalite up --dir {root}` first)")
         raw = json.loads(path.read_text())
-        return cls(raw["root"], [BrokerSpec(**b) for b in raw["brokers"]], raw["configs"])
+        return cls(
+            raw["root"],
+            [BrokerSpec(**b) for b in raw["brokers"]],
+            raw["configs"],
+            raw["cluster_id"],
+        )
+
+    def format_storage(self) -> None:
+        """Give every broker's data directory the cluster's id, as ``kafka-storage format``
+        does: brokers of one cluster must agree on it, or clients refuse to mix them."""
+        for b in self.brokers:
+            meta = Path(b.data_dir) / "meta.properties"
+            if not meta.exists():
+                meta.parent.mkdir(parents=True, exist_ok=True)
+                meta.write_text(
+                    f"version=1\ncluster.id={self.cluster_id}\nnode.id={b.broker_id}\n"
+                )
 
 
 def parse_configs(pairs: list[str]) -> dict[str, str]:

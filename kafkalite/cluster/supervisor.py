@@ -73,6 +73,7 @@ class Cluster:
             for port in (b.port, b.admin_port, b.controller_port):
                 check_port_free(b.host, port)
         root.mkdir(parents=True, exist_ok=True)
+        spec.format_storage()
         cluster = cls(spec, backend)
         for b in spec.brokers:
             cluster.backend.start(b, spec.broker_configs(b.broker_id))
