@@ -1,9 +1,14 @@
-"""Free loopback ports for brokers (Kafka port P and introspection port P+100)."""
+"""Free loopback ports for a lab cluster: each broker's Kafka port P, introspection P+100
+and controller listener P+200, plus P+300.. for the fault layer's link proxies."""
 
 from __future__ import annotations
 
 import random
 import socket
+
+# Below Linux's ephemeral range (32768-60999), so a client's own source port never takes a
+# broker's port between this check and the broker's start.
+LOW, HIGH = 10000, 32000
 
 
 def _free(port: int) -> bool:
@@ -15,12 +20,17 @@ def _free(port: int) -> bool:
     return True
 
 
+def cluster_ports(base: int, brokers: int) -> list[int]:
+    listeners = [base + offset + i for offset in (0, 100, 200) for i in range(brokers)]
+    links = [base + 300 + k for k in range(2 * brokers * max(brokers - 1, 0))]
+    return listeners + links
+
+
 def free_base_port(brokers: int = 1, rng: random.Random | None = None) -> int:
-    """A base port such that base..base+brokers-1 and the same +100 are all free."""
+    """A base port such that every port a cluster of ``brokers`` uses is free."""
     rng = rng or random.Random()
     for _ in range(200):
-        base = rng.randrange(20000, 60000)
-        ports = [base + i for i in range(brokers)] + [base + 100 + i for i in range(brokers)]
-        if all(_free(p) for p in ports):
+        base = rng.randrange(LOW, HIGH - 400)
+        if all(_free(p) for p in cluster_ports(base, brokers)):
             return base
     raise RuntimeError("no free port range found")
