@@ -93,6 +93,8 @@ class Broker:
             RaftConfig.from_properties(config.overrides),
             self.cluster_id,
             self.events.emit,
+            self.image.to_records,
+            int(self._static_config("metadata.log.max.record.bytes.between.snapshots")),
         )
         self.quorum.register(self._on_commit)
         self.quorum.on_snapshot(self._on_snapshot)
@@ -127,6 +129,10 @@ class Broker:
         """The address clients are told to use: ``advertised.listeners`` or the listener."""
         listeners = self.config.overrides.get("advertised.listeners")
         return advertised_address(listeners) if listeners else (self.config.host, self.config.port)
+
+    def _static_config(self, name: str) -> str:
+        """A setting read once at start-up: the override, else the lab default."""
+        return self.config.overrides.get(name, BROKER_CONFIGS[name].default)
 
     @property
     def controller_port(self) -> int:

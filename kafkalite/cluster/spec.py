@@ -124,9 +124,7 @@ class ClusterSpec:
             meta = Path(b.data_dir) / "meta.properties"
             if not meta.exists():
                 meta.parent.mkdir(parents=True, exist_ok=True)
-                meta.write_text(
-                    f"version=1\ncluster.id={self.cluster_id}\nnode.id={b.broker_id}\n"
-                )
+                meta.write_text(f"version=1\ncluster.id={self.cluster_id}\nnode.id={b.broker_id}\n")
 
 
 def parse_configs(pairs: list[str]) -> dict[str, str]:

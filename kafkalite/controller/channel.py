@@ -382,10 +382,10 @@ class ControllerChannel:
             lambda: self.service.create_partitions(topic, count, validate_only), None
         )
 
-    async def elect_preferred_leaders(
-        self, partitions: Sequence[tuple[str, int]] | None
+    async def elect_leaders(
+        self, election_type: int, partitions: Sequence[tuple[str, int]] | None
     ) -> list[tuple[str, int, ApiResult]]:
-        return await self._call(lambda: self.service.elect_preferred_leaders(partitions), None)
+        return await self._call(lambda: self.service.elect_leaders(election_type, partitions), None)
 
 
 def _check(error_code: Any) -> None:

@@ -30,6 +30,7 @@ from kafkalite.metadata.config_defs import (
 )
 from kafkalite.metadata.image import MetadataImage, PartitionRegistration
 from kafkalite.metadata.records import (
+    NO_LEADER,
     ConfigRecord,
     FenceBrokerRecord,
     MetadataRecord,
@@ -46,6 +47,8 @@ from kafkalite.protocol.errors import ErrorCode
 T = TypeVar("T")
 
 PRODUCER_ID_BLOCK_SIZE = 1000
+PREFERRED_ELECTION = 0
+UNCLEAN_ELECTION = 1
 MAX_TOPIC_NAME_LENGTH = 249
 _LEGAL_TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
@@ -229,11 +232,13 @@ class QuorumController:
         )
         return ControllerResult(records, AlterPartitionReply(ErrorCode.none, after))
 
-    def elect_preferred_leaders(
-        self, partitions: Sequence[tuple[str, int]] | None
+    def elect_leaders(
+        self, election_type: int, partitions: Sequence[tuple[str, int]] | None
     ) -> ControllerResult[list[tuple[str, int, ApiResult]]]:
-        """ElectLeaders (preferred): move each partition's leadership to its first replica.
-        ``None`` means every partition (also the automatic leader rebalance)."""
+        """ElectLeaders. Preferred (0): move leadership to each partition's first replica
+        (also the automatic leader rebalance). Unclean (1): give a leaderless partition any
+        live replica as leader, accepting the loss of what only the old ISR had.
+        ``None`` means every partition."""
         live = self._live()
         results: list[tuple[str, int, ApiResult]] = []
         records: list[MetadataRecord] = []
@@ -247,17 +252,27 @@ class QuorumController:
             if registration is None:
                 results.append((topic, index, ApiResult(ErrorCode.unknown_topic_or_partition)))
                 continue
-            change = preferred_leader(registration, live)
-            if change.is_empty:
-                error = (
+            if election_type == UNCLEAN_ELECTION:
+                change = elect_if_offline(registration, live, unclean=True)
+                not_done = (
+                    ErrorCode.election_not_needed
+                    if registration.leader != NO_LEADER
+                    else ErrorCode.eligible_leaders_not_available
+                )
+            else:
+                change = preferred_leader(registration, live)
+                not_done = (
                     ErrorCode.election_not_needed
                     if registration.leader == registration.replicas[0]
                     else ErrorCode.preferred_leader_not_available
                 )
-                results.append((topic, index, ApiResult(error)))
+            if change.is_empty:
+                results.append((topic, index, ApiResult(not_done)))
                 continue
             records.append(
-                PartitionChangeRecord(self.image.topic_ids[topic], index, leader=change.leader)
+                PartitionChangeRecord(
+                    self.image.topic_ids[topic], index, leader=change.leader, isr=change.isr
+                )
             )
             results.append((topic, index, ApiResult()))
         return ControllerResult(records, results)

@@ -88,8 +88,13 @@ class RaftQuorum:
         config: RaftConfig,
         cluster_id: str,
         emit: EventSink,
+        snapshot_source: Callable[[], list[MetadataRecord]],
+        snapshot_every_bytes: int,
     ) -> None:
         self.node_id = node_id
+        self._snapshot_source = snapshot_source
+        self._snapshot_every_bytes = snapshot_every_bytes
+        self._bytes_since_snapshot = 0
         self.cluster_id = cluster_id
         self.config = config
         self._emit = emit
@@ -287,6 +292,8 @@ class RaftQuorum:
             else:
                 self._apply_entry(item)
         self._track_leadership()
+        if self._bytes_since_snapshot >= self._snapshot_every_bytes:
+            self._take_snapshot()
         hw = self.node.high_watermark
         waiting = []
         for offset, future in self._commit_waiters:
@@ -299,6 +306,7 @@ class RaftQuorum:
 
     def _apply_entry(self, entry: Entry) -> None:
         self.applied_end_offset = entry.offset + 1
+        self._bytes_since_snapshot += len(entry.payload)
         if entry.control:
             return
         for record in decode_batch(entry.payload):
@@ -340,6 +348,13 @@ class RaftQuorum:
                 future.set_exception(NotControllerError(self.leader_id))
         self._commit_waiters = []
 
-    def create_snapshot(self, data: list[MetadataRecord]) -> None:
-        """Snapshot the state machine as of everything applied so far."""
-        self.node.create_snapshot(self.applied_end_offset, encode_batch(data))
+    def _take_snapshot(self) -> None:
+        """Snapshot the image as of everything applied so far; the log before it goes."""
+        self._bytes_since_snapshot = 0
+        if self.applied_end_offset <= self._log.log_start_offset:
+            return
+        records = self._snapshot_source()
+        self.node.create_snapshot(self.applied_end_offset, encode_batch(records))
+        self._emit(
+            "metadata_snapshot_created", end_offset=self.applied_end_offset, records=len(records)
+        )

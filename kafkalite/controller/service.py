@@ -22,6 +22,7 @@ from typing import TypeVar
 
 from kafkalite.controller.heartbeats import BrokerHeartbeats
 from kafkalite.controller.quorum_controller import (
+    PREFERRED_ELECTION,
     AlterPartitionReply,
     ApiResult,
     ControllerResult,
@@ -102,7 +103,7 @@ class ControllerService:
             if self.image.broker_config("auto.leader.rebalance.enable") != "true":
                 continue
             try:
-                await self._run(lambda: self.controller.elect_preferred_leaders(None))
+                await self._run(lambda: self.controller.elect_leaders(PREFERRED_ELECTION, None))
             except NotControllerError:
                 return
 
@@ -182,7 +183,7 @@ class ControllerService:
             )
         )
 
-    async def elect_preferred_leaders(
-        self, partitions: Sequence[tuple[str, int]] | None
+    async def elect_leaders(
+        self, election_type: int, partitions: Sequence[tuple[str, int]] | None
     ) -> list[tuple[str, int, ApiResult]]:
-        return await self._run(lambda: self.controller.elect_preferred_leaders(partitions))
+        return await self._run(lambda: self.controller.elect_leaders(election_type, partitions))

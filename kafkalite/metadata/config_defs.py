@@ -315,9 +315,9 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef(
             "offsets.topic.replication.factor",
             _I,
-            "1",
             "3",
-            "replication factor of __consumer_offsets",
+            "3",
+            "replication factor of __consumer_offsets (at most the number of brokers)",
             minimum=1,
             read_only=True,
         ),
@@ -369,6 +369,16 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
             "",
             "lab only: id@host:port where this broker reaches each leader for replication "
             "(the fault layer's link proxies); empty: the leader's registered address",
+            read_only=True,
+        ),
+        ConfigDef(
+            "metadata.log.max.record.bytes.between.snapshots",
+            _L,
+            "65536",
+            "20971520",
+            "after this many bytes of metadata records, snapshot the metadata image and drop "
+            "the log before it (a voter that falls further behind gets the snapshot)",
+            minimum=1024,
             read_only=True,
         ),
         ConfigDef(

@@ -1,4 +1,4 @@
-"""CreateTopics, DeleteTopics, CreatePartitions: forwarded to the controller.
+"""CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders: forwarded to the controller.
 
 Validation (names, partition counts, replication factor against live brokers, configs)
 happens in the controller, so every broker gives the same answer to the same request.
@@ -11,6 +11,7 @@ from typing import Any
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
 from kafkalite.controller.quorum_controller import CreatableTopic
+from kafkalite.protocol.errors import ErrorCode
 
 
 def _creatable(topic: Any) -> CreatableTopic:
@@ -85,3 +86,33 @@ async def create_partitions(ctx: RequestContext, request: Any) -> Any:
             )
         )
     return s.CreatePartitionsResponse(throttle_time=0, results=tuple(results))
+
+
+@handles(43, 0, 2, forward=True)
+async def elect_leaders(ctx: RequestContext, request: Any) -> Any:
+    """Preferred or (v1+) unclean leader election; null partitions means all of them."""
+    s = ctx.schema
+    election_type = int(getattr(request, "election_type", 0))
+    wanted = (
+        None
+        if request.topic_partitions is None
+        else [(t.topic, int(p)) for t in request.topic_partitions for p in t.partitions]
+    )
+    results = await ctx.broker.controller.elect_leaders(election_type, wanted)
+    by_topic: dict[str, list[Any]] = {}
+    for topic, index, result in results:
+        if wanted is None and result.error != ErrorCode.none:
+            continue  # "all partitions": report only the elections that happened
+        by_topic.setdefault(topic, []).append(
+            s.PartitionResult(
+                partition_id=index, error_code=result.error, error_message=result.message
+            )
+        )
+    return s.ElectLeadersResponse(
+        throttle_time=0,
+        error_code=ErrorCode.none,
+        replica_election_results=tuple(
+            s.ReplicaElectionResult(topic=t, partition_result=tuple(ps))
+            for t, ps in by_topic.items()
+        ),
+    )
