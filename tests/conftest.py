@@ -2,12 +2,14 @@
 
 ``cluster`` is one broker shared by the tests of a worker (tests use their own topics);
 ``fresh_cluster`` is a private one for tests that kill, restart or reconfigure brokers.
+``cluster3`` is a shared three-broker cluster (a Raft quorum of three, replication) for
+tests that leave it as they found it; ``make_cluster3`` starts private ones for faults.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -55,3 +57,29 @@ def topic() -> str:
 @pytest.fixture(scope="session")
 def bootstrap(cluster: Cluster) -> str:
     return cluster.bootstrap_servers
+
+
+@pytest.fixture(scope="session")
+def cluster3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    c = _start(tmp_path_factory.mktemp("shared-cluster3"), brokers=3)
+    try:
+        yield c
+    finally:
+        c.down()
+
+
+@pytest.fixture
+def make_cluster3(tmp_path: Path) -> Iterator[Callable[..., Cluster]]:
+    """Start a private three-broker cluster with extra settings; stopped after the test."""
+    started: list[Cluster] = []
+
+    def make(**configs: str) -> Cluster:
+        c = _start(tmp_path / f"cluster-{len(started)}", brokers=3, configs=configs)
+        started.append(c)
+        return c
+
+    try:
+        yield make
+    finally:
+        for c in started:
+            c.down()
