@@ -484,7 +484,19 @@ class QuorumController:
             for key, value in effective.items()
             if not (value is None and key not in current)
         ]
+        if resource_type == "topic" and effective.get("unclean.leader.election.enable") == "true":
+            records.extend(self._unclean_elections(resource_name))
         return ControllerResult([] if validate_only else records, ApiResult())
+
+    def _unclean_elections(self, topic: str) -> list[MetadataRecord]:
+        """Turning ``unclean.leader.election.enable`` on takes effect at once: an offline
+        partition gets any live replica as leader (Kafka does the same)."""
+        changes = _Changes(self.image)
+        live = self._live()
+        changes.apply_all(
+            lambda name, p: elect_if_offline(p, live, unclean=True) if name == topic else Change()
+        )
+        return changes.records
 
 
 def _failed(name: str, error: ErrorCode, message: str) -> CreatedTopic:
