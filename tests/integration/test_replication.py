@@ -355,6 +355,10 @@ def test_group_offsets_survive_the_failover_of_their_partition(
         what="__consumer_offsets replicated",
     )
     cluster.kill(offsets["leader"])
+    wait_for(  # kafka-python gives up on a coordinator it cannot reach, so let one be elected
+        lambda: partition(cluster, "__consumer_offsets")["leader"] not in (None, offsets["leader"]),
+        what="a new leader for __consumer_offsets",
+    )
     resumed = KafkaConsumer(
         topic,
         bootstrap_servers=cluster.bootstrap_servers,
