@@ -102,7 +102,17 @@ def status_table(status: dict[str, Any]) -> Group:
             str(p["last_stable_offset"]),
             replicas,
         )
-    return Group(brokers, partitions)
+    quorum = status.get("quorum")
+    if not quorum:
+        return Group(brokers, partitions)
+    title = f"metadata quorum: leader {quorum['leader']}, epoch {quorum['epoch']}"
+    title += f", high watermark {quorum['high_watermark']}"
+    voters = Table(title=title)
+    for column in ("voter", "log end offset", "lag"):
+        voters.add_column(column)
+    for v in quorum["voters"]:
+        voters.add_row(str(v["id"]), str(v["log_end_offset"]), str(v["lag"]))
+    return Group(brokers, partitions, voters)
 
 
 def _status(args: argparse.Namespace) -> int:
