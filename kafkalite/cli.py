@@ -48,6 +48,17 @@ def _parser() -> argparse.ArgumentParser:
         fault.add_argument("broker_id", type=int)
         fault.add_argument("--dir", default=DEFAULT_DIR)
 
+    isolate = sub.add_parser("isolate", help="cut one broker off from its peers and the quorum")
+    isolate.add_argument("broker_id", type=int)
+    isolate.add_argument("--dir", default=DEFAULT_DIR)
+    heal = sub.add_parser("heal", help="undo isolate/slow (one broker, or all)")
+    heal.add_argument("broker_id", type=int, nargs="?")
+    heal.add_argument("--dir", default=DEFAULT_DIR)
+    slow = sub.add_parser("slow", help="delay one broker's follower fetching")
+    slow.add_argument("broker_id", type=int)
+    slow.add_argument("--delay-ms", type=int, default=500)
+    slow.add_argument("--dir", default=DEFAULT_DIR)
+
     broker = sub.add_parser("broker", help="run one broker in the foreground")
     broker.add_argument("--id", type=int, required=True)
     broker.add_argument("--host", default="127.0.0.1")
@@ -147,6 +158,19 @@ def _fault(args: argparse.Namespace) -> int:
     return 0
 
 
+def _network_fault(args: argparse.Namespace) -> int:
+    cluster = Cluster.attach(Path(args.dir))
+    if args.command == "isolate":
+        cluster.isolate(args.broker_id)
+    elif args.command == "slow":
+        cluster.slow(args.broker_id, args.delay_ms)
+    else:
+        cluster.heal(args.broker_id)
+    states = cluster.broker_states()
+    print(", ".join(f"broker {b}: {s.value}" for b, s in states.items()))
+    return 0
+
+
 def _broker(args: argparse.Namespace) -> int:
     from kafkalite.broker.main import run_broker  # noqa: PLC0415  (only broker processes load it)
 
@@ -161,6 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "down": _down,
         "broker": _broker,
         **dict.fromkeys(FAULT_VERBS, _fault),
+        **dict.fromkeys(("isolate", "heal", "slow"), _network_fault),
     }
     try:
         return commands[args.command](args)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import enum
 from typing import Protocol
 
-from kafkalite.cluster.spec import BrokerSpec
+from kafkalite.cluster.spec import BrokerSpec, ClusterSpec
 
 
 class BrokerState(enum.Enum):
@@ -32,3 +32,21 @@ class ClusterBackend(Protocol):
     def resume(self, broker: BrokerSpec) -> None: ...
 
     def state(self, broker: BrokerSpec) -> BrokerState: ...
+
+    # ---- the network between brokers ------------------------------------------------
+
+    def start_network(self, spec: ClusterSpec) -> None:
+        """Whatever lets brokers reach each other with faults in between (before brokers)."""
+
+    def stop_network(self, spec: ClusterSpec) -> None: ...
+
+    def isolate(self, spec: ClusterSpec, broker_id: int) -> None:
+        """Cut every link from and to the broker; it keeps serving its own clients."""
+
+    def heal(self, spec: ClusterSpec, broker_id: int | None) -> None:
+        """Undo isolate and slow for one broker (None: every broker)."""
+
+    def slow(self, spec: ClusterSpec, broker_id: int, delay_ms: int) -> None:
+        """Delay the broker's follower fetching by ``delay_ms``."""
+
+    def isolated(self, spec: ClusterSpec) -> set[int]: ...

@@ -6,16 +6,20 @@ pids live in ``cluster.json`` and every later command finds them there.
 
 from __future__ import annotations
 
+import contextlib
 import signal
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
 
 from kafkalite.cluster.backend import BrokerState
-from kafkalite.cluster.spec import BrokerSpec
+from kafkalite.cluster.faults import FaultState, load_faults, save_faults, save_links
+from kafkalite.cluster.spec import BrokerSpec, ClusterError, ClusterSpec
 
 
 def _process(broker: BrokerSpec) -> psutil.Process | None:
@@ -93,6 +97,66 @@ class LocalProcessBackend:
         if process is not None:
             process.send_signal(signal.SIGCONT)
 
+    # ---- the network: a link-proxy daemon and faults.json ------------------------------
+
+    def start_network(self, spec: ClusterSpec) -> None:
+        links = spec.links()
+        if not links:
+            return
+        root = Path(spec.root)
+        save_links(root, links)
+        save_faults(root, FaultState())
+        with (root / "links.log").open("ab") as out:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "kafkalite.cluster.faults", "--dir", str(root)],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        spec.links_pid = process.pid
+        _wait_listening(links[-1].listen_port, process)
+
+    def stop_network(self, spec: ClusterSpec) -> None:
+        if spec.links_pid is None:
+            return
+        with contextlib.suppress(psutil.NoSuchProcess):
+            process = psutil.Process(spec.links_pid)
+            process.terminate()
+            if not _reap(process, 5):
+                process.kill()
+        spec.links_pid = None
+
+    def _update_faults(self, spec: ClusterSpec, change: Callable[[FaultState], None]) -> None:
+        if not spec.links():
+            raise ClusterError("network faults need at least two brokers")
+        root = Path(spec.root)
+        state = load_faults(root)
+        change(state)
+        save_faults(root, state)
+        time.sleep(0.1)  # the daemon re-reads faults.json every 50 ms
+
+    def isolate(self, spec: ClusterSpec, broker_id: int) -> None:
+        self._update_faults(spec, lambda s: s.isolated.add(broker_id))
+
+    def heal(self, spec: ClusterSpec, broker_id: int | None) -> None:
+        def heal(state: FaultState) -> None:
+            if broker_id is None:
+                state.isolated.clear()
+                state.slow_ms.clear()
+            else:
+                state.isolated.discard(broker_id)
+                state.slow_ms.pop(broker_id, None)
+
+        if spec.links():
+            self._update_faults(spec, heal)
+
+    def slow(self, spec: ClusterSpec, broker_id: int, delay_ms: int) -> None:
+        self._update_faults(spec, lambda s: s.slow_ms.__setitem__(broker_id, delay_ms))
+
+    def isolated(self, spec: ClusterSpec) -> set[int]:
+        return load_faults(Path(spec.root)).isolated if spec.links() else set()
+
     def state(self, broker: BrokerSpec) -> BrokerState:
         process = _process(broker)
         if process is None:
@@ -100,6 +164,17 @@ class LocalProcessBackend:
         if process.status() == psutil.STATUS_STOPPED:
             return BrokerState.PAUSED
         return BrokerState.RUNNING
+
+
+def _wait_listening(port: int, process: subprocess.Popen[bytes], timeout_s: float = 10) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise ClusterError("the link-proxy daemon exited; see links.log in the cluster dir")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return
+        time.sleep(0.02)
+    raise ClusterError(f"the link-proxy daemon did not listen on port {port}")
 
 
 def _reap(process: psutil.Process, timeout_s: float) -> bool:

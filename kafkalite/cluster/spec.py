@@ -4,6 +4,8 @@ Broker ``i`` (1-based) listens on ``base_port + i - 1`` for Kafka clients, on th
 port + 100 for introspection and on that port + 200 for its controller listener (the
 metadata quorum and the requests brokers send their controller); its data lives in
 ``<dir>/broker-<i>``. Every broker is a voter of the metadata quorum (KRaft's combined mode).
+With more than one broker, ports from ``base_port + 300`` are the fault layer's link
+proxies (``cluster.faults``): brokers reach each other only through them.
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from kafkalite.cluster.faults import Link
+
 INTROSPECTION_OFFSET = 100
 CONTROLLER_OFFSET = 200
+LINKS_OFFSET = 300
 SPEC_FILE = "cluster.json"
 
 
@@ -45,6 +50,8 @@ class ClusterSpec:
     brokers: list[BrokerSpec]
     configs: dict[str, str] = field(default_factory=dict)
     cluster_id: str = field(default_factory=lambda: uuid.uuid4().hex[:22])
+    link_base_port: int = 0  # first port of the fault layer's link proxies (0: none)
+    links_pid: int | None = None
 
     @classmethod
     def build(
@@ -57,7 +64,7 @@ class ClusterSpec:
     ) -> ClusterSpec:
         if brokers < 1:
             raise ClusterError(f"--brokers must be at least 1, got {brokers}")
-        highest = 65535 - CONTROLLER_OFFSET - brokers
+        highest = 65535 - LINKS_OFFSET - 2 * brokers * brokers
         if not 1024 <= base_port <= highest:
             raise ClusterError(f"--port {base_port} is outside 1024..{highest}")
         specs = [
@@ -71,25 +78,52 @@ class ClusterSpec:
             )
             for i in range(1, brokers + 1)
         ]
-        return cls(str(root.resolve()), specs, dict(configs))
+        link_base = base_port + LINKS_OFFSET if brokers > 1 else 0
+        return cls(str(root.resolve()), specs, dict(configs), link_base_port=link_base)
 
     @property
     def bootstrap_servers(self) -> str:
         return ",".join(b.address for b in self.brokers)
 
-    @property
-    def quorum_voters(self) -> str:
-        """``controller.quorum.voters``: every broker's controller listener."""
-        return ",".join(f"{b.broker_id}@{b.host}:{b.controller_port}" for b in self.brokers)
+    def links(self) -> list[Link]:
+        """Every directed link between two brokers, each through its own proxy port."""
+        if not self.link_base_port:
+            return []
+        links = []
+        port = self.link_base_port
+        for src in self.brokers:
+            for dst in self.brokers:
+                if src.broker_id == dst.broker_id:
+                    continue
+                for kind, target in (
+                    ("controller", dst.controller_port),
+                    ("replication", dst.port),
+                ):
+                    links.append(Link(src.broker_id, dst.broker_id, kind, port, dst.host, target))
+                    port += 1
+        return links
+
+    def _peer_endpoints(self, broker_id: int, kind: str) -> str:
+        """``id@host:port`` of every other broker as ``broker_id`` reaches it."""
+        return ",".join(
+            f"{k.dst}@127.0.0.1:{k.listen_port}"
+            for k in self.links()
+            if k.src == broker_id and k.kind == kind
+        )
 
     def broker_configs(self, broker_id: int) -> dict[str, str]:
-        """What one broker is started with: the cluster's settings plus its quorum wiring."""
+        """What one broker is started with: the cluster's settings plus how it reaches its
+        peers (through the link proxies when there are peers)."""
         broker = self.broker(broker_id)
-        return {
-            **self.configs,
-            "controller.listener.port": str(broker.controller_port),
-            "controller.quorum.voters": self.quorum_voters,
-        }
+        own = f"{broker_id}@{broker.host}:{broker.controller_port}"
+        configs = {**self.configs, "controller.listener.port": str(broker.controller_port)}
+        if self.link_base_port:
+            voters = ",".join(filter(None, [own, self._peer_endpoints(broker_id, "controller")]))
+            configs["controller.quorum.voters"] = voters
+            configs["replica.fetch.endpoints"] = self._peer_endpoints(broker_id, "replication")
+        else:
+            configs["controller.quorum.voters"] = own
+        return configs
 
     def broker(self, broker_id: int) -> BrokerSpec:
         for b in self.brokers:
@@ -115,6 +149,8 @@ class ClusterSpec:
             [BrokerSpec(**b) for b in raw["brokers"]],
             raw["configs"],
             raw["cluster_id"],
+            raw["link_base_port"],
+            raw["links_pid"],
         )
 
     def format_storage(self) -> None:

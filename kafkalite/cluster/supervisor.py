@@ -72,9 +72,12 @@ class Cluster:
         for b in spec.brokers:
             for port in (b.port, b.admin_port, b.controller_port):
                 check_port_free(b.host, port)
+        for link in spec.links():
+            check_port_free("127.0.0.1", link.listen_port)
         root.mkdir(parents=True, exist_ok=True)
         spec.format_storage()
         cluster = cls(spec, backend)
+        cluster.backend.start_network(spec)
         for b in spec.brokers:
             cluster.backend.start(b, spec.broker_configs(b.broker_id))
         spec.save()
@@ -108,6 +111,7 @@ class Cluster:
         """Stop every broker at once (each does a controlled shutdown)."""
         with ThreadPoolExecutor(max_workers=len(self.spec.brokers)) as pool:
             list(pool.map(self.backend.stop, self.spec.brokers))
+        self.backend.stop_network(self.spec)
         self.spec.save()
 
     @property
@@ -140,6 +144,24 @@ class Cluster:
     def resume(self, broker_id: int) -> None:
         self._apply(broker_id, "resume")
 
+    def isolate(self, broker_id: int) -> None:
+        """Cut the broker off from its peers and the quorum; its clients still reach it."""
+        self.spec.broker(broker_id)
+        self.backend.isolate(self.spec, broker_id)
+
+    def heal(self, broker_id: int | None = None) -> None:
+        """Undo ``isolate`` and ``slow`` (for every broker when ``broker_id`` is None)."""
+        if broker_id is not None:
+            self.spec.broker(broker_id)
+        self.backend.heal(self.spec, broker_id)
+
+    def slow(self, broker_id: int, delay_ms: int = 500) -> None:
+        """Delay the broker's follower fetching by ``delay_ms`` in each direction."""
+        self.spec.broker(broker_id)
+        if delay_ms < 0:
+            raise ClusterError(f"delay must be at least 0 ms, got {delay_ms}")
+        self.backend.slow(self.spec, broker_id, delay_ms)
+
     def start(self, broker_id: int, wait: bool = True) -> None:
         broker = self.spec.broker(broker_id)
         if self.backend.state(broker) in (BrokerState.RUNNING, BrokerState.PAUSED):
@@ -158,7 +180,12 @@ class Cluster:
     # ---- seeing inside -------------------------------------------------------------
 
     def broker_states(self) -> dict[int, BrokerState]:
-        return {b.broker_id: self.backend.state(b) for b in self.spec.brokers}
+        isolated = self.backend.isolated(self.spec)
+        states = {b.broker_id: self.backend.state(b) for b in self.spec.brokers}
+        return {
+            b: BrokerState.ISOLATED if s == BrokerState.RUNNING and b in isolated else s
+            for b, s in states.items()
+        }
 
     def introspect(self, broker_id: int) -> dict[str, Any] | None:
         broker = self.spec.broker(broker_id)
@@ -178,7 +205,7 @@ class Cluster:
         states = self.broker_states()
         views = {
             b.broker_id: self.introspect(b.broker_id)
-            if states[b.broker_id] == BrokerState.RUNNING
+            if states[b.broker_id] in (BrokerState.RUNNING, BrokerState.ISOLATED)
             else None
             for b in self.spec.brokers
         }
