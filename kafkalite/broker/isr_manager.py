@@ -32,14 +32,7 @@ def proposed_isr(partition: Partition, now_ms: int, lag_max_ms: int) -> tuple[in
     """The ISR the leader would like, in replica order (the leader always stays)."""
     others = [r for r in partition.isr if r != partition.local_broker_id]
     leaving = set(out_of_sync_replicas(others, partition.followers, now_ms, lag_max_ms))
-    joining = set(
-        caught_up_replicas(
-            partition.isr,
-            partition.followers,
-            partition.high_watermark,
-            partition.epoch_start_offset,
-        )
-    )
+    joining = set(caught_up_replicas(partition.isr, partition.followers))
     members = (set(partition.isr) - leaving) | joining | {partition.local_broker_id}
     return tuple(r for r in partition.replicas if r in members)
 

@@ -61,6 +61,9 @@ class NodeBase:
     def _transition_to_candidate(self, now_ms: int) -> None:
         raise NotImplementedError
 
+    def _transition_to_prospective(self, now_ms: int) -> None:
+        raise NotImplementedError
+
     def _transition_to_leader(self, candidate: CandidateState, now_ms: int) -> None:
         raise NotImplementedError
 

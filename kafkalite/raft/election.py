@@ -16,6 +16,7 @@ from kafkalite.raft.roles import (
     CandidateState,
     FollowerState,
     LeaderState,
+    ProspectiveState,
     ResignedState,
     Role,
     UnattachedState,
@@ -40,17 +41,23 @@ class ElectionMixin(NodeBase):
         return self._state.leader_id if isinstance(self._state, FollowerState) else NO_ID
 
     # ---- Vote ----------------------------------------------------------------------------
-    def _send_votes(self, s: CandidateState, now_ms: int) -> None:
+    def _send_votes(self, s: CandidateState | ProspectiveState, now_ms: int) -> None:
+        """Votes for a candidate; pre-votes (for the next epoch) for a prospective."""
         last = self.log.last_offset_and_epoch()
-        request = m.VoteRequest(s.epoch, self.node_id, last.epoch, last.end_offset)
+        pre_vote = isinstance(s, ProspectiveState)
+        epoch = s.epoch + 1 if pre_vote else s.epoch
+        request = m.VoteRequest(epoch, self.node_id, last.epoch, last.end_offset, pre_vote)
         for voter in self.voters:
             answered = voter in s.granted or voter in s.rejected
             sent = s.vote_sent_ms.get(voter)
             if not answered and (sent is None or now_ms >= sent + self.config.request_timeout_ms):
                 s.vote_sent_ms[voter] = now_ms
-                self._send_request(voter, request)
+                s.vote_cids[voter] = self._send_request(voter, request)
 
     def _handle_vote_request(self, src: int, cid: int, req: m.VoteRequest, now_ms: int) -> None:
+        if req.pre_vote:
+            self._handle_pre_vote(src, cid, req, now_ms)
+            return
         if req.candidate_epoch > self.epoch:
             self._transition_to_unattached(req.candidate_epoch, now_ms)
         granted = req.candidate_epoch == self.epoch and self._can_grant_vote(req)
@@ -60,6 +67,26 @@ class ElectionMixin(NodeBase):
             s.voted_id = req.candidate_id
             s.election_deadline_ms = self._election_deadline(now_ms)
         self._respond(src, cid, m.VoteResponse(m.NONE, self.leader_id, self.epoch, granted))
+
+    def _handle_pre_vote(self, src: int, cid: int, req: m.VoteRequest, now_ms: int) -> None:
+        """A pre-vote changes nothing here: no epoch bump, nothing persisted. It is granted
+        only if a real vote could be (the log is at least as up to date) and this voter
+        has no leader it heard from recently - so a healthy quorum refuses a returning
+        voter, and tells it who leads instead."""
+        s = self._state
+        has_live_leader = isinstance(s, LeaderState) or (
+            isinstance(s, FollowerState) and s.has_fetched and now_ms < s.fetch_deadline_ms
+        )
+        mine = self.log.last_offset_and_epoch()
+        granted = (
+            req.candidate_epoch > self.epoch
+            and not has_live_leader
+            and (req.last_offset_epoch, req.last_offset) >= (mine.epoch, mine.end_offset)
+        )
+        # a grant names no leader: this voter has none it trusts, and naming the dead one
+        # would send the prospective back to following it
+        leader = NO_ID if granted else self.leader_id
+        self._respond(src, cid, m.VoteResponse(m.NONE, leader, self.epoch, granted))
 
     def _can_grant_vote(self, req: m.VoteRequest) -> bool:
         """Raft's vote rule in the candidate's epoch: one vote per epoch, and only for a
@@ -72,14 +99,19 @@ class ElectionMixin(NodeBase):
         mine = self.log.last_offset_and_epoch()
         return (req.last_offset_epoch, req.last_offset) >= (mine.epoch, mine.end_offset)
 
-    def _handle_vote_response(self, src: int, resp: m.VoteResponse, now_ms: int) -> None:
+    def _handle_vote_response(self, src: int, cid: int, resp: m.VoteResponse, now_ms: int) -> None:
         if self._maybe_handle_common_response(resp.leader_id, resp.leader_epoch, now_ms):
             return
         s = self._state
-        if isinstance(s, CandidateState):
+        if isinstance(s, CandidateState | ProspectiveState) and s.vote_cids.get(src) == cid:
+            # only answers to this state's own requests count: a late pre-vote grant is
+            # not a vote
             (s.granted if resp.vote_granted else s.rejected).add(src)
             if len(s.granted) >= self.majority:
-                self._transition_to_leader(s, now_ms)
+                if isinstance(s, ProspectiveState):
+                    self._transition_to_candidate(now_ms)
+                else:
+                    self._transition_to_leader(s, now_ms)
             elif len(s.rejected) > len(self.voters) - self.majority:
                 # Lost (typically a split vote): retry after a short random backoff rather
                 # than a whole election timeout, like Kafka's election backoff.
@@ -91,7 +123,8 @@ class ElectionMixin(NodeBase):
         self, src: int, cid: int, req: m.BeginQuorumEpochRequest, now_ms: int
     ) -> None:
         if req.leader_epoch > self.epoch or (
-            req.leader_epoch == self.epoch and self.role in (Role.UNATTACHED, Role.CANDIDATE)
+            req.leader_epoch == self.epoch
+            and self.role in (Role.UNATTACHED, Role.PROSPECTIVE, Role.CANDIDATE)
         ):
             self._transition_to_follower(req.leader_epoch, req.leader_id, now_ms)
         error = m.NONE if req.leader_epoch == self.epoch else m.FENCED_LEADER_EPOCH

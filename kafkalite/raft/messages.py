@@ -52,6 +52,7 @@ class VoteRequest:
     candidate_id: int
     last_offset_epoch: int
     last_offset: int
+    pre_vote: bool = False
 
 
 @dataclass(frozen=True, slots=True)

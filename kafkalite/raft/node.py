@@ -31,6 +31,7 @@ from kafkalite.raft.roles import (
     CandidateState,
     FollowerState,
     LeaderState,
+    ProspectiveState,
     ReplicaState,
     ResignedState,
     Role,
@@ -123,7 +124,7 @@ class RaftNode(ElectionMixin, ReplicationMixin):
                 self.config.request_timeout_ms if s.in_flight_correlation_id is not None else 0
             )
             return min(s.fetch_deadline_ms, resend)
-        if isinstance(s, CandidateState):
+        if isinstance(s, CandidateState | ProspectiveState):
             votes = [
                 t + self.config.request_timeout_ms
                 for v, t in s.vote_sent_ms.items()
@@ -162,13 +163,13 @@ class RaftNode(ElectionMixin, ReplicationMixin):
             self._poll_leader(s, now_ms)
         elif isinstance(s, FollowerState):
             self._poll_follower(s, now_ms)
-        elif isinstance(s, CandidateState):
+        elif isinstance(s, CandidateState | ProspectiveState):
             if now_ms >= s.election_deadline_ms:
-                self._transition_to_candidate(now_ms)
+                self._transition_to_prospective(now_ms)
             else:
                 self._send_votes(s, now_ms)
         elif now_ms >= s.election_deadline_ms:
-            self._transition_to_candidate(now_ms)
+            self._transition_to_prospective(now_ms)
         elif isinstance(s, ResignedState):
             self._send_end_quorum_epoch(s, now_ms)
         return self._drain()
@@ -182,7 +183,7 @@ class RaftNode(ElectionMixin, ReplicationMixin):
         if isinstance(msg, m.VoteRequest):
             self._handle_vote_request(src, cid, msg, now_ms)
         elif isinstance(msg, m.VoteResponse):
-            self._handle_vote_response(src, msg, now_ms)
+            self._handle_vote_response(src, cid, msg, now_ms)
         elif isinstance(msg, m.BeginQuorumEpochRequest):
             self._handle_begin_quorum_epoch(src, cid, msg, now_ms)
         elif isinstance(msg, m.EndQuorumEpochRequest):
@@ -266,13 +267,39 @@ class RaftNode(ElectionMixin, ReplicationMixin):
     def _transition_to_follower(self, epoch: int, leader_id: int, now_ms: int) -> None:
         self._leave(now_ms)
         s = self._state
-        voted = s.voted_id if isinstance(s, UnattachedState | FollowerState) else NO_ID
+        voted = (
+            s.voted_id
+            if isinstance(s, UnattachedState | ProspectiveState | FollowerState)
+            else NO_ID
+        )
         if isinstance(s, CandidateState):
             voted = self.node_id
         voted = voted if s.epoch == epoch else NO_ID
         self.store.write(ElectionState(epoch, voted, leader_id))
         self._state = FollowerState(epoch, leader_id, self._fetch_deadline(now_ms), voted_id=voted)
         self._send_fetch(self._state, now_ms)
+
+    def _transition_to_prospective(self, now_ms: int) -> None:
+        """An election timer fired: first find out, with pre-votes, whether standing could
+        succeed (KIP-996). A lone voter stands at once."""
+        if len(self.voters) == 1:
+            self._transition_to_candidate(now_ms)
+            return
+        self._leave(now_ms)
+        s = self._state
+        voted = (
+            s.voted_id
+            if isinstance(s, UnattachedState | ProspectiveState | FollowerState)
+            else NO_ID
+        )
+        state = ProspectiveState(
+            self.epoch,
+            self._election_deadline(now_ms),
+            voted_id=voted,
+            granted={self.node_id},
+        )
+        self._state = state
+        self._send_votes(state, now_ms)
 
     def _transition_to_candidate(self, now_ms: int) -> None:
         self._leave(now_ms)
@@ -328,6 +355,7 @@ class RaftNode(ElectionMixin, ReplicationMixin):
             return True
         if leader_id not in (NO_ID, self.node_id) and self.role in (
             Role.UNATTACHED,
+            Role.PROSPECTIVE,
             Role.CANDIDATE,
         ):
             self._transition_to_follower(epoch, leader_id, now_ms)

@@ -168,7 +168,7 @@ class ReplicationMixin(NodeBase):
     # ---- follower --------------------------------------------------------------------------
     def _poll_follower(self, s: FollowerState, now_ms: int) -> None:
         if now_ms >= s.fetch_deadline_ms:
-            self._transition_to_candidate(now_ms)
+            self._transition_to_prospective(now_ms)
         elif s.in_flight_correlation_id is None:
             if now_ms >= s.in_flight_sent_ms:
                 self._send_fetch(s, now_ms)
@@ -214,6 +214,7 @@ class ReplicationMixin(NodeBase):
             s.in_flight_sent_ms = now_ms + self.config.request_timeout_ms // 4  # back off
             return None
         s.fetch_deadline_ms = self._fetch_deadline(now_ms)
+        s.has_fetched = True
         return s
 
     def _handle_fetch_response(

@@ -18,6 +18,7 @@ from kafkalite.raft.snapshot import OffsetAndEpoch
 
 class Role(enum.Enum):
     UNATTACHED = "unattached"
+    PROSPECTIVE = "prospective"
     FOLLOWER = "follower"
     CANDIDATE = "candidate"
     LEADER = "leader"
@@ -54,7 +55,31 @@ class FollowerState:
     in_flight_sent_ms: int = 0
     snapshot_fetch: SnapshotFetch | None = None
     voted_id: int = NO_ID
+    has_fetched: bool = False
+    """A fetch from this leader succeeded in this state: only then may the follower refuse
+    a pre-vote because it has a leader (else two followers of a dead leader could keep
+    sending each other back to it)."""
     role: Role = Role.FOLLOWER
+
+
+@dataclass
+class ProspectiveState:
+    """Asks for pre-votes for ``epoch + 1`` without changing its own epoch (KIP-996).
+
+    Only a majority of pre-votes lets it stand for real. A voter that could not win (it is
+    cut off, or its log is behind) therefore never bumps the epoch, so when it comes back
+    it does not force a healthy quorum into a new election. ``vote_cids`` are the
+    correlation ids of its pre-vote requests: only their answers count.
+    """
+
+    epoch: int
+    election_deadline_ms: int
+    voted_id: int = NO_ID
+    granted: set[int] = field(default_factory=set)
+    rejected: set[int] = field(default_factory=set)
+    vote_sent_ms: dict[int, int] = field(default_factory=dict)
+    vote_cids: dict[int, int] = field(default_factory=dict)
+    role: Role = Role.PROSPECTIVE
 
 
 @dataclass
@@ -67,6 +92,7 @@ class CandidateState:
     granted: set[int] = field(default_factory=set)
     rejected: set[int] = field(default_factory=set)
     vote_sent_ms: dict[int, int] = field(default_factory=dict)
+    vote_cids: dict[int, int] = field(default_factory=dict)
     role: Role = Role.CANDIDATE
 
 
@@ -147,4 +173,11 @@ class ResignedState:
     role: Role = Role.RESIGNED
 
 
-State = UnattachedState | FollowerState | CandidateState | LeaderState | ResignedState
+State = (
+    UnattachedState
+    | ProspectiveState
+    | FollowerState
+    | CandidateState
+    | LeaderState
+    | ResignedState
+)

@@ -6,7 +6,7 @@ adds and removes that nesting, and turns log entries into v2 record batches (the
 epoch is the batch's ``partitionLeaderEpoch``; quorum records such as LeaderChange travel
 in control batches), so a packet capture of the quorum reads like Kafka's own.
 
-Versions used: Vote v0, BeginQuorumEpoch v0, EndQuorumEpoch v0, Fetch v15 (replica state
+Versions used: Vote v2 (with KIP-996's pre-vote), BeginQuorumEpoch v0, EndQuorumEpoch v0, Fetch v15 (replica state
 and topic ids), FetchSnapshot v0. No I/O here.
 """
 
@@ -24,8 +24,8 @@ from kio.schema.fetch.v15 import request as fetch_req
 from kio.schema.fetch.v15 import response as fetch_res
 from kio.schema.fetch_snapshot.v0 import request as snap_req
 from kio.schema.fetch_snapshot.v0 import response as snap_res
-from kio.schema.vote.v0 import request as vote_req
-from kio.schema.vote.v0 import response as vote_res
+from kio.schema.vote.v2 import request as vote_req
+from kio.schema.vote.v2 import response as vote_res
 
 from kafkalite.protocol.codec import build
 from kafkalite.protocol.record_batch import iter_batches
@@ -90,12 +90,16 @@ def encode(message: m.Message, cluster_id: str | None) -> Any:
                 partition_index=PARTITION,
                 replica_epoch=message.candidate_epoch,
                 replica_id=message.candidate_id,
+                replica_directory_id=uuid.UUID(int=0),
+                voter_directory_id=uuid.UUID(int=0),
                 last_offset_epoch=message.last_offset_epoch,
                 last_offset=message.last_offset,
+                pre_vote=message.pre_vote,
             )
             return _make(
                 vote_req.VoteRequest,
                 cluster_id=cluster_id,
+                voter_id=-1,
                 topics=(_make(vote_req.TopicData, topic_name=METADATA_TOPIC, partitions=(part,)),),
             )
         case m.VoteResponse():
@@ -116,6 +120,7 @@ def encode(message: m.Message, cluster_id: str | None) -> Any:
                     "topics": (
                         _make(vote_res.TopicData, topic_name=METADATA_TOPIC, partitions=(part,)),
                     ),
+                    "node_endpoints": (),
                 },
             )
         case m.BeginQuorumEpochRequest():
@@ -303,6 +308,7 @@ def decode(entity: Any) -> m.Message:
                 int(p.replica_id),
                 int(p.last_offset_epoch),
                 int(p.last_offset),
+                bool(p.pre_vote),
             )
         case vote_res.VoteResponse():
             return m.VoteResponse(

@@ -1,8 +1,11 @@
 """Who belongs in the ISR: the leader's rules for shrinking and expanding it (pure).
 
-A follower is in sync while it keeps catching up to the leader's log end offset at least
-once every ``replica.lag.time.max.ms`` (Kafka measures *time* behind, not messages
-behind, so a burst of writes does not evict a healthy follower). An out-of-sync follower
+A follower is in sync while it keeps catching up at least once every
+``replica.lag.time.max.ms`` (Kafka measures *time* behind, not messages behind, so a burst
+of writes does not evict a healthy follower). "Caught up" is judged at each fetch, by
+the leader (``Partition.update_follower_fetch``): a follower that has everything the
+leader had when it answered the previous fetch counts, even if producers wrote more since.
+An out-of-sync follower
 rejoins once it has caught up to the high watermark of the leader's current epoch. The
 leader only proposes these changes; the controller commits them (AlterPartition), so a
 deposed leader cannot rewrite the ISR.
@@ -29,19 +32,11 @@ def out_of_sync_replicas(
     )
 
 
-def caught_up_replicas(
-    isr: Iterable[int],
-    followers: dict[int, ReplicaState],
-    high_watermark: int,
-    leader_epoch_start_offset: int,
-) -> list[int]:
-    """Followers outside the ISR that may rejoin: they reached the HW, and the HW is past
-    the start of the leader's epoch (so what they have was written under this leader)."""
+def caught_up_replicas(isr: Iterable[int], followers: dict[int, ReplicaState]) -> list[int]:
+    """Followers outside the ISR that may rejoin: at their last fetch they had reached the
+    high watermark and the start of the leader's epoch (so what they have was written
+    under this leader)."""
     members = set(isr)
     return sorted(
-        r
-        for r, state in followers.items()
-        if r not in members
-        and state.log_end_offset >= high_watermark
-        and state.log_end_offset >= leader_epoch_start_offset
+        r for r, state in followers.items() if r not in members and state.reached_high_watermark
     )

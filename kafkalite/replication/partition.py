@@ -26,6 +26,11 @@ class ReplicaState:
     broker_id: int
     log_end_offset: int = 0
     last_caught_up_time_ms: int = 0
+    last_fetch_leader_log_end_offset: int = -1
+    last_fetch_time_ms: int = 0
+    reached_high_watermark: bool = False
+    """At its last fetch it had everything below the HW (and this leader's epoch start):
+    the condition for rejoining the ISR, judged when it fetches, not sampled later."""
 
 
 @dataclass(slots=True)
@@ -176,9 +181,21 @@ class Partition:
                 ErrorCode.not_leader_or_follower,
                 f"broker {replica_id} is not a replica of {self.topic}-{self.index}",
             )
-        follower.log_end_offset = fetch_offset
-        if fetch_offset >= self.log.log_end_offset:
+        leader_end = self.log.log_end_offset
+        if fetch_offset >= leader_end:
             follower.last_caught_up_time_ms = now_ms
+        elif fetch_offset >= follower.last_fetch_leader_log_end_offset >= 0:
+            # it has all the leader had when the previous fetch was answered: caught up
+            # then, even if producers have added more since (Kafka's rule)
+            follower.last_caught_up_time_ms = max(
+                follower.last_caught_up_time_ms, follower.last_fetch_time_ms
+            )
+        follower.last_fetch_leader_log_end_offset = leader_end
+        follower.last_fetch_time_ms = now_ms
+        follower.log_end_offset = fetch_offset
+        follower.reached_high_watermark = (
+            fetch_offset >= self.high_watermark and fetch_offset >= self.epoch_start_offset
+        )
         return self.maybe_increment_leader_hw()
 
     def read_records(

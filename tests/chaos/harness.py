@@ -50,6 +50,9 @@ class Workload:
     consumers: int = 2
     faults: tuple[str, ...] = ("kill", "stop", "pause", "isolate", "slow")
     fault_every_s: float = 3.0
+    rate_per_producer: int = 300
+    """Records per second each producer offers. Jepsen-style tests run at modest rates:
+    the point is the faults, and three brokers plus the clients share two cores."""
 
 
 def create_topic(cluster: Cluster, partitions: int) -> str:
@@ -63,7 +66,11 @@ def create_topic(cluster: Cluster, partitions: int) -> str:
 
 
 def run_producer(
-    cluster: Cluster, topic: str, index: int, workload: Workload, stop: threading.Event,
+    cluster: Cluster,
+    topic: str,
+    index: int,
+    workload: Workload,
+    stop: threading.Event,
     history: History,
 ) -> None:
     producer = Producer(
@@ -88,18 +95,25 @@ def run_producer(
                 history.send_errors += 1
 
     seq = 0
+    started = time.monotonic()
     while not stop.is_set():
-        try:
-            producer.produce(topic, b"p%d-%d" % (index, seq), on_delivery=delivered)
+        due = int((time.monotonic() - started) * workload.rate_per_producer)
+        while seq < due:
+            try:
+                producer.produce(topic, b"p%d-%d" % (index, seq), on_delivery=delivered)
+            except BufferError:
+                break
             seq += 1
-        except BufferError:
-            pass
-        producer.poll(0.002)
+        producer.poll(0.01)
     producer.flush(30)
 
 
 def run_reader(
-    cluster: Cluster, topic: str, index: int, workload: Workload, stop: threading.Event,
+    cluster: Cluster,
+    topic: str,
+    index: int,
+    workload: Workload,
+    stop: threading.Event,
     history: History,
 ) -> None:
     consumer = Consumer(
@@ -111,7 +125,9 @@ def run_reader(
             "topic.metadata.refresh.interval.ms": 1000,
         }
     )
-    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(workload.partitions)])
+    consumer.assign(
+        [TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(workload.partitions)]
+    )
     name = f"reader-{index}"
     while not stop.is_set():
         for message in consumer.consume(100, 0.2):
@@ -124,9 +140,7 @@ def run_reader(
     consumer.close()
 
 
-def run_committer(
-    cluster: Cluster, topic: str, stop: threading.Event, history: History
-) -> None:
+def run_committer(cluster: Cluster, topic: str, stop: threading.Event, history: History) -> None:
     group = f"committer-{uuid.uuid4().hex[:6]}"
     consumer = Consumer(
         {
@@ -146,7 +160,7 @@ def run_committer(
         last_commit = time.monotonic()
         try:
             committed = consumer.commit(asynchronous=False)
-        except Exception:  # noqa: BLE001 - a failed commit is not part of the history
+        except Exception:
             continue
         with history.lock:
             for tp in committed or []:
@@ -158,8 +172,9 @@ def run_committer(
 class Nemesis:
     """One fault at a time on a random broker, healed before the next (seeded)."""
 
-    def __init__(self, cluster: Cluster, workload: Workload, history: History) -> None:
+    def __init__(self, cluster: Cluster, workload: Workload, history: History, topic: str) -> None:
         self.cluster = cluster
+        self.topic = topic
         self.workload = workload
         self.history = history
         self.rng = random.Random(workload.seed)
@@ -168,10 +183,16 @@ class Nemesis:
         while not stop.wait(self.workload.fault_every_s * (0.5 + self.rng.random())):
             fault = self.rng.choice(self.workload.faults)
             broker = self.rng.choice([b.broker_id for b in self.cluster.spec.brokers])
+            if fault == "isolate-leader":
+                fault, broker = "isolate", self.leader() or broker
             self.history.faults.append(f"{time.strftime('%H:%M:%S')} {fault} {broker}")
             self.inject(fault, broker)
             stop.wait(self.workload.fault_every_s * (0.5 + self.rng.random()))
             self.heal(fault, broker)
+
+    def leader(self) -> int | None:
+        rows = [p for p in self.cluster.status()["partitions"] if p["topic"] == self.topic]
+        return next((p["leader"] for p in rows if p["partition"] == 0), None)
 
     def inject(self, fault: str, broker: int) -> None:
         actions: dict[str, Callable[[], None]] = {
@@ -249,7 +270,9 @@ def run(cluster: Cluster, workload: Workload) -> tuple[Report, History]:
         threading.Thread(target=run_committer, args=(cluster, topic, stop, history), daemon=True)
     )
     nemesis_stop = threading.Event()
-    nemesis = threading.Thread(target=Nemesis(cluster, workload, history).run, args=(nemesis_stop,))
+    nemesis = threading.Thread(
+        target=Nemesis(cluster, workload, history, topic).run, args=(nemesis_stop,)
+    )
     for t in threads:
         t.start()
     nemesis.start()
@@ -266,5 +289,7 @@ def run(cluster: Cluster, workload: Workload) -> tuple[Report, History]:
     for t in threads:
         t.join(60)
     wait_for(lambda: converged(cluster, topic, workload.partitions), 60, "replicas to converge")
-    report = check(history.acks, history.polls, history.commits, final_log(cluster, topic, workload.partitions))
+    report = check(
+        history.acks, history.polls, history.commits, final_log(cluster, topic, workload.partitions)
+    )
     return report, history

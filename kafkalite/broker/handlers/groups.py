@@ -10,7 +10,7 @@ from typing import Any
 
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
-from kafkalite.coordinator.group.coordinator import JoinRequest
+from kafkalite.coordinator.group.coordinator import JoinRequest, JoinResult
 from kafkalite.coordinator.group.offsets_log import OFFSETS_TOPIC, partition_for
 from kafkalite.protocol.codec import millis
 from kafkalite.protocol.errors import ErrorCode, KafkaError
@@ -54,20 +54,23 @@ async def join_group(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     session_ms = millis(request.session_timeout)
     rebalance = getattr(request, "rebalance_timeout", None)
-    result = await ctx.broker.group_coordinator.join(
-        JoinRequest(
-            group_id=request.group_id,
-            member_id=request.member_id,
-            group_instance_id=getattr(request, "group_instance_id", None),
-            client_id=ctx.request.client_id or "",
-            client_host=ctx.peer,
-            session_timeout_ms=session_ms,
-            rebalance_timeout_ms=millis(rebalance) if rebalance is not None else session_ms,
-            protocol_type=request.protocol_type,
-            protocols=[(p.name, bytes(p.metadata)) for p in request.protocols],
-            require_known_member_id=ctx.version >= 4,
+    try:
+        result = await ctx.broker.group_coordinator.join(
+            JoinRequest(
+                group_id=request.group_id,
+                member_id=request.member_id,
+                group_instance_id=getattr(request, "group_instance_id", None),
+                client_id=ctx.request.client_id or "",
+                client_host=ctx.peer,
+                session_timeout_ms=session_ms,
+                rebalance_timeout_ms=millis(rebalance) if rebalance is not None else session_ms,
+                protocol_type=request.protocol_type,
+                protocols=[(p.name, bytes(p.metadata)) for p in request.protocols],
+                require_known_member_id=ctx.version >= 4,
+            )
         )
-    )
+    except KafkaError as exc:  # not (or no longer) the coordinator: look again
+        result = JoinResult(exc.code, member_id=request.member_id)
     return s.JoinGroupResponse(
         throttle_time=0,
         error_code=result.error,

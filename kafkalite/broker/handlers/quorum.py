@@ -36,7 +36,7 @@ async def _quorum_rpc(ctx: RequestContext, request: Any) -> Any:
     return wire.encode(response, quorum.cluster_id)
 
 
-for _api_key, _version in ((52, 0), (53, 0), (54, 0), (1, 15), (59, 0)):
+for _api_key, _version in ((52, 2), (53, 0), (54, 0), (1, 15), (59, 0)):
     controller_handles(_api_key, _version, _version)(_quorum_rpc)
 
 

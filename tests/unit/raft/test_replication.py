@@ -64,7 +64,9 @@ def test_leader_commits_prior_epoch_entries_only_with_its_own() -> None:
     nodes = {n: make_node(n, epochs=[1, 1], state=state, seed=n) for n in (1, 2, 3)}
     for node in nodes.values():
         node.poll(0)
-    (vote_request,) = [e for e in nodes[1].poll(10_000) if e.destination == 2]
+    (pre_vote,) = [e for e in nodes[1].poll(10_000) if e.destination == 2]
+    (pre_vote_response,) = nodes[2].handle(10_000, pre_vote)
+    (vote_request,) = [e for e in nodes[1].handle(10_000, pre_vote_response) if e.destination == 2]
     (vote_response,) = nodes[2].handle(10_000, vote_request)
     nodes[1].handle(10_000, vote_response)  # its BeginQuorumEpoch is not delivered
     leader = nodes[1]

@@ -16,7 +16,7 @@ from kafkalite.raft import (
     Role,
 )
 from kafkalite.raft.messages import Envelope, VoteRequest, VoteResponse
-from tests.unit.raft.helpers import CONFIG, deliver, make_node
+from tests.unit.raft.helpers import CONFIG, deliver, make_node, settle
 
 pytestmark = pytest.mark.unit
 
@@ -111,8 +111,10 @@ def test_a_candidate_with_a_majority_leads_and_writes_leader_change() -> None:
     nodes = {n: make_node(n, seed=n) for n in (1, 2, 3)}
     for node in nodes.values():
         node.poll(0)
-    out = nodes[1].poll(10_000)  # election timer fired
-    assert nodes[1].role is Role.CANDIDATE and nodes[1].epoch == 1
+    out = nodes[1].poll(10_000)  # election timer fired: pre-votes first (KIP-996)
+    assert nodes[1].role is Role.PROSPECTIVE and nodes[1].epoch == 0
+    assert all(isinstance(e.message, VoteRequest) and e.message.pre_vote for e in out)
+    assert nodes[2].store.read() == ElectionState(0)  # a pre-vote changes nothing
     deliver(nodes, out, 10_000)
     assert nodes[1].role is Role.LEADER
     assert nodes[1].store.read() == ElectionState(1, voted_id=1, leader_id=1)
@@ -129,3 +131,20 @@ def test_a_single_voter_leads_at_once() -> None:
     node.poll(1)
     assert node.high_watermark == 2
     assert [e.payload for e in node.take_committed() if not getattr(e, "control", True)] == [b"x"]
+
+
+def test_a_voter_with_a_live_leader_refuses_pre_votes_and_names_the_leader() -> None:
+    """A returning, isolated voter does not disrupt a healthy quorum: its pre-vote is
+    refused, it learns who leads, and nobody's epoch moves."""
+    nodes = {n: make_node(n, seed=n) for n in (1, 2, 3)}
+    for node in nodes.values():
+        node.poll(0)
+    deliver(nodes, nodes[1].poll(10_000), 10_000)  # 1 leads epoch 1
+    settle(nodes, 10_000, 200)  # 2 and 3 have fetched from it
+    epoch = nodes[2].epoch
+    request = Envelope(3, 2, 99, VoteRequest(epoch + 1, 3, 0, 0, pre_vote=True))
+    (response,) = [e.message for e in nodes[2].handle(10_200, request)]
+    assert isinstance(response, VoteResponse)
+    assert not response.vote_granted
+    assert response.leader_id == 1
+    assert nodes[2].epoch == epoch and nodes[2].leader_id == 1

@@ -81,9 +81,33 @@ def test_isr_rules() -> None:
         out_of_sync_replicas((1, 2, 3), followers, now_ms=1_100, replica_lag_time_max_ms=1_000)
         == []
     )
-    assert caught_up_replicas((1, 2), followers, high_watermark=4, leader_epoch_start_offset=0) == [
-        3
-    ]
-    assert (
-        caught_up_replicas((1, 2), followers, high_watermark=5, leader_epoch_start_offset=0) == []
-    )
+    followers[3].reached_high_watermark = True
+    assert caught_up_replicas((1, 2), followers) == [3]
+    followers[3].reached_high_watermark = False
+    assert caught_up_replicas((1, 2), followers) == []
+
+
+def test_a_follower_under_constant_load_still_counts_as_caught_up(tmp_path: Path) -> None:
+    """Producers keep the leader ahead of every fetch; having everything the leader had at
+    the previous fetch is what counts (else a healthy follower would leave the ISR)."""
+    p = leader(tmp_path)
+    produce(p, 5)
+    p.update_follower_fetch(2, 3, now_ms=100)  # behind: not caught up yet
+    assert p.followers[2].last_caught_up_time_ms == 0
+    produce(p, 2)  # the leader moves on before the next fetch
+    p.update_follower_fetch(2, 5, now_ms=200)  # has what the leader had at t=100
+    assert p.followers[2].last_caught_up_time_ms == 100
+    p.update_follower_fetch(2, 7, now_ms=300)  # has everything now
+    assert p.followers[2].last_caught_up_time_ms == 300
+
+
+def test_rejoining_is_judged_against_the_high_watermark_at_fetch_time(tmp_path: Path) -> None:
+    p = leader(tmp_path)
+    p.make_leader(4, 1, (1, 2, 3), (1, 2), now_ms=0)  # 3 is out; epoch 4 starts at 0
+    produce(p, 3)
+    p.update_follower_fetch(2, 3, now_ms=10)
+    assert p.high_watermark == 3
+    p.update_follower_fetch(3, 2, now_ms=10)
+    assert caught_up_replicas(p.isr, p.followers) == []
+    p.update_follower_fetch(3, 3, now_ms=20)
+    assert caught_up_replicas(p.isr, p.followers) == [3]
