@@ -6,8 +6,8 @@ adds and removes that nesting, and turns log entries into v2 record batches (the
 epoch is the batch's ``partitionLeaderEpoch``; quorum records such as LeaderChange travel
 in control batches), so a packet capture of the quorum reads like Kafka's own.
 
-Versions used: Vote v2 (with KIP-996's pre-vote), BeginQuorumEpoch v0, EndQuorumEpoch v0, Fetch v15 (replica state
-and topic ids), FetchSnapshot v0. No I/O here.
+Versions used: Vote v2 (with KIP-996's pre-vote), BeginQuorumEpoch v0, EndQuorumEpoch v0,
+Fetch v15 (replica state and topic ids), FetchSnapshot v0. No I/O here.
 """
 
 from __future__ import annotations
