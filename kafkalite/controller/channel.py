@@ -95,8 +95,11 @@ class ControllerChannel:
                     return await local()
                 peer = self._peers.get(leader)
                 if remote is not None and peer is not None:
-                    return await remote(peer)
-            except (NotControllerError, NotControllerReply, PeerUnavailableError):
+                    # bounded by the call's own deadline: a controller that went silent
+                    # (isolated, paused) must not hold up, say, the next heartbeat
+                    remaining = max(deadline - loop.time(), 0.01)
+                    return await asyncio.wait_for(remote(peer), remaining)
+            except (NotControllerError, NotControllerReply, PeerUnavailableError, TimeoutError):
                 pass
             if loop.time() >= deadline:
                 raise NotControllerError(leader)
