@@ -213,13 +213,29 @@ class Nemesis:
             self.cluster.heal(broker)
 
 
-def converged(cluster: Cluster, topic: str, partitions: int) -> bool:
+def wait_converged(
+    cluster: Cluster, topic: str, partitions: int, timeout_s: float, *, idle: bool
+) -> None:
+    """Every partition led, with all three replicas in sync; ``idle`` (no more writes):
+    also every replica's log equal to the high watermark."""
+    try:
+        wait_for(
+            lambda: converged(cluster, topic, partitions, idle), timeout_s, "replicas to converge"
+        )
+    except AssertionError as exc:
+        rows = [p for p in cluster.status()["partitions"] if p["topic"] == topic]
+        raise AssertionError(f"{exc}; partitions: {rows}; {cluster.status()['brokers']}") from None
+
+
+def converged(cluster: Cluster, topic: str, partitions: int, idle: bool) -> bool:
     rows = [p for p in cluster.status()["partitions"] if p["topic"] == topic]
     if len(rows) != partitions:
         return False
     for p in rows:
         ends = {r["log_end_offset"] for r in p["replicas"]}
-        if p["leader"] is None or len(p["isr"]) != 3 or ends != {p["high_watermark"]}:
+        if p["leader"] is None or len(p["isr"]) != 3:
+            return False
+        if idle and ends != {p["high_watermark"]}:
             return False
     return True
 
@@ -283,12 +299,12 @@ def run(cluster: Cluster, workload: Workload) -> tuple[Report, History]:
         cluster.heal(b.broker_id)
         if cluster.broker_states()[b.broker_id].value in ("dead", "stopped"):
             cluster.start(b.broker_id)
-    wait_for(lambda: converged(cluster, topic, workload.partitions), 90, "replicas to converge")
+    wait_converged(cluster, topic, workload.partitions, 90, idle=False)
     time.sleep(2)  # readers catch up with the last writes
     stop.set()
     for t in threads:
         t.join(60)
-    wait_for(lambda: converged(cluster, topic, workload.partitions), 60, "replicas to converge")
+    wait_converged(cluster, topic, workload.partitions, 60, idle=True)
     report = check(
         history.acks, history.polls, history.commits, final_log(cluster, topic, workload.partitions)
     )
