@@ -3,6 +3,7 @@
 The bounded run is part of the suite; a long one runs on demand::
 
     CHAOS_SECONDS=600 CHAOS_SEED=1234 .venv/bin/pytest tests/chaos -k nemesis -s
+    CHAOS_FAULTS=isolate,kill ...   # only these faults
 
 The seed picks the faults and their targets; it is printed, so a failing run can be
 replayed with the same schedule (the timing of a real cluster still varies).
@@ -31,7 +32,11 @@ def test_nemesis_loses_nothing_with_acks_all_and_idempotence(
     seconds = float(os.environ.get("CHAOS_SECONDS", "45"))
     print(f"chaos seed={seed} seconds={seconds}")
     cluster = make_cluster3(**LAB_FAST)
-    report, history = run(cluster, Workload(seconds=seconds, seed=seed))
+    faults = os.environ.get("CHAOS_FAULTS")  # e.g. CHAOS_FAULTS=isolate,kill
+    workload = Workload(seconds=seconds, seed=seed)
+    if faults:
+        workload = Workload(seconds=seconds, seed=seed, faults=tuple(faults.split(",")))
+    report, history = run(cluster, workload)
     print("\n".join(history.faults))
     print(report.summary())
     assert report.acked > 1000, "the workload barely ran"
