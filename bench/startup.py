@@ -25,9 +25,15 @@ def main(brokers: int = 1) -> None:
             cluster = Cluster.up(Path(tmp), brokers=brokers, base_port=free_base_port(brokers))
             seconds.append(time.perf_counter() - started)
             cluster.down()
-    record("startup", {"brokers": brokers, "runs": RUNS,
-                       "median_s": round(statistics.median(seconds), 2),
-                       "max_s": round(max(seconds), 2)})
+    record(
+        "startup",
+        {
+            "brokers": brokers,
+            "runs": RUNS,
+            "median_s": round(statistics.median(seconds), 2),
+            "max_s": round(max(seconds), 2),
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -231,11 +231,8 @@ class ReplicaManager:
             partition = self.get_partition(request.topic, request.partition)
             partition.check_leader(request.current_leader_epoch)
             if request.replica_id >= 0:
+                partition.check_follower(request.replica_id)
                 isolation_level = FOLLOWER_READ
-                if partition.update_follower_fetch(
-                    request.replica_id, request.fetch_offset, self.now_ms()
-                ):
-                    self.produce_waiters.notify((request.topic, request.partition))
             data = partition.read_records(
                 request.fetch_offset,
                 min(max_bytes, request.max_bytes),
@@ -253,6 +250,24 @@ class ReplicaManager:
             partition.log_start_offset,
             data.records,
         )
+
+    def record_follower_fetches(self, requests: Sequence[FetchRequestPartition]) -> None:
+        """A follower's Fetch says how far it has got: take that into account at once,
+        before the Fetch waits for new data (it may wait ``replica.fetch.wait.max.ms``),
+        because it may move the high watermark that acks=all producers are waiting for."""
+        for request in requests:
+            partition = self.partitions.get((request.topic, request.partition))
+            if request.replica_id < 0 or partition is None:
+                continue
+            try:
+                partition.check_leader(request.current_leader_epoch)
+                moved = partition.update_follower_fetch(
+                    request.replica_id, request.fetch_offset, self.now_ms()
+                )
+            except KafkaError:
+                continue  # read() reports the error in the response
+            if moved:
+                self.produce_waiters.notify((request.topic, request.partition))
 
     def _offsets(self, request: FetchRequestPartition) -> tuple[int, int, int]:
         partition = self.partitions.get((request.topic, request.partition))

@@ -1,10 +1,10 @@
 """The asyncio TCP server: frames in, handler calls, frames out.
 
-Like Kafka's network layer, a connection is served one request at a time: the next frame
-is read only after the previous response was queued. A client may still pipeline (the
-Java and librdkafka producers keep up to five requests in flight); the requests wait in the
-socket buffer, and responses go back in request order, which is what Kafka guarantees and
-what idempotent producers rely on.
+Responses on a connection go back in request order, which is what Kafka guarantees and
+what idempotent producers rely on. Requests are served one at a time, except that
+consecutive Produce requests overlap (up to five read ahead): each appends in arrival
+order, then waits for its acks while the next appends, so the batches a producer keeps in
+flight replicate together.
 
 Anything wrong with a frame (garbage, a version we do not speak, a frame bigger than
 ``socket.request.max.bytes``) closes that connection only. Kafka does the same, except
@@ -29,6 +29,7 @@ from kafkalite.protocol.codec import (
     UnsupportedApiError,
     decode_request,
     encode_response,
+    peek_api,
 )
 
 if TYPE_CHECKING:
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 _SIZE = struct.Struct(">i")
+PRODUCE_KEY = 0
+MAX_IN_FLIGHT = 5  # requests read ahead on one connection (librdkafka sends up to 5)
 
 
 class ConnectionClosed(Exception):
@@ -97,23 +100,52 @@ class KafkaServer:
             self._writers.discard(writer)
             await self._close(writer)
 
+    async def _read_frame(self, reader: asyncio.StreamReader) -> bytes:
+        size = _SIZE.unpack(await reader.readexactly(4))[0]
+        if size < 0 or size > self.max_request_bytes:
+            raise ConnectionClosed(
+                f"frame of {size} bytes exceeds socket.request.max.bytes ({self.max_request_bytes})"
+            )
+        return await reader.readexactly(size)
+
     async def _loop(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: str
     ) -> None:
-        while True:
-            size = _SIZE.unpack(await reader.readexactly(4))[0]
-            if size < 0 or size > self.max_request_bytes:
-                raise ConnectionClosed(
-                    f"frame of {size} bytes exceeds socket.request.max.bytes "
-                    f"({self.max_request_bytes})"
-                )
-            frame = await reader.readexactly(size)
-            if self.concurrent:
+        if self.concurrent:
+            while True:
+                frame = await self._read_frame(reader)
                 task = asyncio.create_task(self._respond(frame, peer, writer))
                 self._requests.add(task)
                 task.add_done_callback(self._requests.discard)
-                continue
-            response = await self._handle(frame, peer)
+        # Client listener: responses strictly in request order. Consecutive Produce
+        # requests overlap - each appends at once, in order, and then waits for its acks
+        # while the next one appends - so an idempotent producer's five in-flight batches
+        # replicate together instead of one round trip each. Any other request starts only
+        # after everything before it has finished, as if served one at a time.
+        responses: asyncio.Queue[asyncio.Task[bytes | None]] = asyncio.Queue(MAX_IN_FLIGHT)
+        in_flight: set[asyncio.Task[bytes | None]] = set()
+        sender = asyncio.create_task(self._send_in_order(responses, writer))
+        try:
+            while not sender.done():
+                frame = await self._read_frame(reader)
+                if in_flight and peek_api(frame)[0] != PRODUCE_KEY:
+                    await asyncio.wait(in_flight)
+                handling = asyncio.create_task(self._handle(frame, peer))
+                in_flight.add(handling)
+                handling.add_done_callback(in_flight.discard)
+                await responses.put(handling)
+            await sender  # re-raises why it stopped
+        finally:
+            sender.cancel()
+            for handling in in_flight:
+                handling.cancel()
+
+    @staticmethod
+    async def _send_in_order(
+        responses: asyncio.Queue[asyncio.Task[bytes | None]], writer: asyncio.StreamWriter
+    ) -> None:
+        while True:
+            response = await (await responses.get())
             if response is not None:
                 writer.write(response)
                 await writer.drain()

@@ -171,9 +171,8 @@ class Partition:
             return True
         return False
 
-    def update_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int) -> bool:
-        """A follower fetching from ``fetch_offset`` has everything below it (Kafka's
-        ``updateFollowerFetchState``). True when that moved the high watermark."""
+    def check_follower(self, replica_id: int) -> ReplicaState:
+        """This broker leads and ``replica_id`` follows: else NOT_LEADER_OR_FOLLOWER."""
         self.check_leader()
         follower = self.followers.get(replica_id)
         if follower is None:
@@ -181,6 +180,12 @@ class Partition:
                 ErrorCode.not_leader_or_follower,
                 f"broker {replica_id} is not a replica of {self.topic}-{self.index}",
             )
+        return follower
+
+    def update_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int) -> bool:
+        """A follower fetching from ``fetch_offset`` has everything below it (Kafka's
+        ``updateFollowerFetchState``). True when that moved the high watermark."""
+        follower = self.check_follower(replica_id)
         leader_end = self.log.log_end_offset
         if fetch_offset >= leader_end:
             follower.last_caught_up_time_ms = now_ms

@@ -41,6 +41,7 @@ async def fetch(ctx: RequestContext, request: Any) -> Any:
     wanted = _partitions(request)
     isolation = int(request.isolation_level)
     max_wait_s = max(millis(request.max_wait), 0) / 1000
+    replicas.record_follower_fetches(wanted)
     await replicas.wait_for_data(wanted, isolation, max(int(request.min_bytes), 1), max_wait_s)
     results = replicas.read_all(wanted, isolation, int(request.max_bytes))
     return _response(ctx, wanted, results)

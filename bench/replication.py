@@ -1,0 +1,114 @@
+"""Replicated produce on three brokers: throughput and latency with acks=all vs acks=1,
+and each broker's memory.
+
+Topic with 3 partitions, RF=3, min.insync.replicas=2. confluent-kafka, idempotent,
+1 KiB records, linger 5 ms, 1 MiB batches. Latency is produce() -> delivery report for
+every record of the run (so it includes queueing in the client under full load).
+Memory: each broker's RSS when idle after the runs. Run:
+``.venv/bin/python -m bench.replication``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+import uuid
+from typing import Any
+
+import psutil
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from bench.common import bench_cluster, record
+from kafkalite.cluster import Cluster
+
+RECORD = b"x" * 1024
+COUNT = 150_000
+MB = 1024 * 1024
+
+
+def create_topic(cluster: Cluster) -> str:
+    topic = f"rep-{uuid.uuid4().hex[:6]}"
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    admin.create_topics([NewTopic(topic, 3, 3, config={"min.insync.replicas": "2"})])[topic].result(
+        30
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        rows = [p for p in cluster.status()["partitions"] if p["topic"] == topic]
+        if len(rows) == 3 and all(len(p["isr"]) == 3 for p in rows):
+            return topic
+        time.sleep(0.1)
+    raise TimeoutError("topic not replicated")
+
+
+def produce(cluster: Cluster, acks: str) -> dict[str, Any]:
+    topic = create_topic(cluster)
+    producer = Producer(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "acks": acks,
+            "enable.idempotence": acks == "all",
+            "linger.ms": 5,
+            "batch.size": 1048576,
+            "queue.buffering.max.kbytes": 262144,
+        }
+    )
+    latencies: list[float] = []
+    errors = 0
+
+    def delivered(error: Any, _message: Any, sent: float) -> None:
+        nonlocal errors
+        if error is not None:
+            errors += 1
+        latencies.append(time.perf_counter() - sent)
+
+    start = time.perf_counter()
+    for _ in range(COUNT):
+        sent = time.perf_counter()
+        while True:
+            try:
+                producer.produce(topic, RECORD, on_delivery=lambda e, m, s=sent: delivered(e, m, s))
+                break
+            except BufferError:
+                producer.poll(0.001)
+        producer.poll(0)
+    producer.flush(120)
+    elapsed = time.perf_counter() - start
+    latencies.sort()
+    return {
+        "acks": acks,
+        "records": COUNT,
+        "mb_s": round(COUNT * len(RECORD) / MB / elapsed, 1),
+        "p50_ms": round(statistics.median(latencies) * 1000, 1),
+        "p99_ms": round(latencies[int(len(latencies) * 0.99)] * 1000, 1),
+        "errors": errors,
+    }
+
+
+def main() -> None:
+    with bench_cluster(brokers=3, configs={"log.segment.bytes": "268435456"}) as cluster:
+        all_acks = produce(cluster, "all")
+        one_ack = produce(cluster, "1")
+        time.sleep(2)
+        rss = {
+            b.broker_id: round(psutil.Process(cluster.pid(b.broker_id)).memory_info().rss / MB, 1)
+            for b in cluster.spec.brokers
+        }
+    record(
+        "replication",
+        {
+            "brokers": 3,
+            "partitions": 3,
+            "replication_factor": 3,
+            "record_bytes": len(RECORD),
+            "acks_all": all_acks,
+            "acks_1": one_ack,
+            "broker_rss_mb": rss,
+            "targets": {"acks_all_mb_s": 60, "rss_mb": 80},
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()
