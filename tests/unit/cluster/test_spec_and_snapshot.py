@@ -72,3 +72,64 @@ def test_status_merges_leader_view_with_each_replica(tmp_path: Path) -> None:
         {"broker": 2, "log_end_offset": 8, "high_watermark": 7},
         {"broker": 3, "log_end_offset": None, "high_watermark": None},
     ]
+
+
+def test_brokers_reach_their_peers_only_through_link_proxies(tmp_path: Path) -> None:
+    spec = ClusterSpec.build(tmp_path, 3, 19092, {})
+    links = spec.links()
+    assert len(links) == 12  # 3 x 2 directed pairs x (controller, replication)
+    assert len({k.listen_port for k in links}) == 12
+    configs = spec.broker_configs(2)
+    voters = dict(v.split("@") for v in configs["controller.quorum.voters"].split(","))
+    assert voters["2"] == "127.0.0.1:19293"  # its own controller listener
+    to_1 = next(k for k in links if (k.src, k.dst, k.kind) == (2, 1, "controller"))
+    assert voters["1"] == f"127.0.0.1:{to_1.listen_port}" and to_1.target_port == 19292
+    fetch_from_3 = next(k for k in links if (k.src, k.dst, k.kind) == (2, 3, "replication"))
+    assert f"3@127.0.0.1:{fetch_from_3.listen_port}" in configs["replica.fetch.endpoints"]
+    assert fetch_from_3.target_port == 19094  # the leader's Kafka listener
+    single = ClusterSpec.build(tmp_path / "one", 1, 19092, {})
+    assert single.links() == []
+    assert single.broker_configs(1)["controller.quorum.voters"] == "1@127.0.0.1:19292"
+
+
+def test_status_quorum_comes_from_the_leader_with_each_voters_lag(tmp_path: Path) -> None:
+    spec = ClusterSpec.build(tmp_path, 3, 19092, {})
+    states = dict.fromkeys((1, 2, 3), BrokerState.RUNNING)
+    voters = [
+        {"id": 1, "log_end_offset": 20},
+        {"id": 2, "log_end_offset": 18},
+        {"id": 3, "log_end_offset": -1},
+    ]
+    leader = {
+        "quorum": {
+            "leader": 1,
+            "epoch": 4,
+            "high_watermark": 18,
+            "log_end_offset": 20,
+            "voters": voters,
+        },
+        "partitions": [],
+    }
+    follower = {
+        "quorum": {
+            "leader": 1,
+            "epoch": 4,
+            "high_watermark": 17,
+            "log_end_offset": 18,
+            "voters": None,
+        },
+        "partitions": [],
+    }
+    quorum = merge_status(spec, states, {1: leader, 2: follower, 3: None})["quorum"]
+    assert quorum == {
+        "leader": 1,
+        "epoch": 4,
+        "high_watermark": 18,
+        "voters": [
+            {"id": 1, "log_end_offset": 20, "lag": 0},
+            {"id": 2, "log_end_offset": 18, "lag": 2},
+            {"id": 3, "log_end_offset": -1, "lag": None},
+        ],
+    }
+    no_leader = merge_status(spec, states, {1: None, 2: follower, 3: None})["quorum"]
+    assert no_leader["voters"] == [] and no_leader["epoch"] == 4

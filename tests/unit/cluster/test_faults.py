@@ -1,0 +1,132 @@
+"""The fault layer's link proxy, with real sockets: bytes flow, are held by a partition
+and delivered when it heals, and are delayed on a slow broker's replication links."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from kafkalite.cluster.faults import (
+    FaultFile,
+    FaultState,
+    Link,
+    LinkProxy,
+    load_faults,
+    save_faults,
+)
+from tests.support.ports import LOW, _free
+
+pytestmark = pytest.mark.unit
+
+
+def free_port() -> int:
+    return next(p for p in range(LOW + 5000, LOW + 9000) if _free(p))
+
+
+async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    while data := await reader.read(65536):
+        writer.write(data)
+        await writer.drain()
+    writer.close()
+
+
+@pytest_asyncio.fixture
+async def proxied() -> AsyncIterator[tuple[Link, FaultState]]:
+    server = await asyncio.start_server(echo, "127.0.0.1", 0)
+    target = server.sockets[0].getsockname()[1]
+    link = Link(2, 1, "replication", free_port(), "127.0.0.1", target)
+    state = FaultState()
+    proxy = LinkProxy(link, lambda: state)
+    await proxy.start()
+    try:
+        yield link, state
+    finally:
+        await proxy.stop()
+        server.close()
+
+
+async def round_trip(link: Link, payload: bytes, timeout: float = 2.0) -> bytes:
+    reader, writer = await asyncio.open_connection("127.0.0.1", link.listen_port)
+    try:
+        writer.write(payload)
+        return await asyncio.wait_for(reader.readexactly(len(payload)), timeout)
+    finally:
+        writer.close()
+
+
+def test_fault_rules() -> None:
+    state = FaultState({3}, {2: 200})
+    assert state.blocked(Link(3, 1, "controller", 1, "h", 1))
+    assert state.blocked(Link(1, 3, "replication", 1, "h", 1))
+    assert not state.blocked(Link(1, 2, "controller", 1, "h", 1))
+    assert state.delay_ms(Link(2, 1, "replication", 1, "h", 1)) == 200  # 2 fetching: slow
+    assert state.delay_ms(Link(1, 2, "replication", 1, "h", 1)) == 0  # others fetching from 2
+    assert state.delay_ms(Link(2, 1, "controller", 1, "h", 1)) == 0  # the quorum is not slowed
+    assert FaultState.from_json(state.to_json()) == state
+
+
+def test_fault_file_round_trip_and_torn_writes(tmp_path: Path) -> None:
+    assert load_faults(tmp_path) == FaultState()
+    save_faults(tmp_path, FaultState({2}))
+    watched = FaultFile(tmp_path)
+    watched.refresh()
+    assert watched.current.isolated == {2}
+    (tmp_path / "faults.json").write_text("{torn")
+    watched.refresh()
+    assert watched.current.isolated == {2}  # the last good state stays
+
+
+@pytest.mark.asyncio
+async def test_bytes_flow_both_ways(proxied: tuple[Link, FaultState]) -> None:
+    link, _ = proxied
+    payload = bytes(range(256)) * 2000
+    assert await round_trip(link, payload) == payload
+
+
+@pytest.mark.asyncio
+async def test_a_partition_holds_bytes_and_delivers_them_when_it_heals(
+    proxied: tuple[Link, FaultState],
+) -> None:
+    link, state = proxied
+    reader, writer = await asyncio.open_connection("127.0.0.1", link.listen_port)
+    writer.write(b"before")
+    assert await asyncio.wait_for(reader.readexactly(6), 2) == b"before"
+    state.isolated.add(1)
+    writer.write(b"during")
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(reader.readexactly(6), 0.3)  # no RST, just silence
+    state.isolated.clear()
+    assert await asyncio.wait_for(reader.readexactly(6), 2) == b"during"
+    writer.close()
+
+
+@pytest.mark.asyncio
+async def test_a_connection_opened_during_a_partition_works_after_it(
+    proxied: tuple[Link, FaultState],
+) -> None:
+    link, state = proxied
+    state.isolated.add(2)
+    pending = asyncio.create_task(round_trip(link, b"hello", timeout=3))
+    await asyncio.sleep(0.3)
+    assert not pending.done()
+    state.isolated.clear()
+    assert await pending == b"hello"
+
+
+@pytest.mark.asyncio
+async def test_a_slow_link_adds_its_delay(proxied: tuple[Link, FaultState]) -> None:
+    link, state = proxied
+    started = time.monotonic()
+    await round_trip(link, b"x")
+    fast = time.monotonic() - started
+    state.slow_ms[2] = 200
+    started = time.monotonic()
+    await round_trip(link, b"x")
+    slow = time.monotonic() - started
+    assert fast < 0.15
+    assert slow >= 0.4  # 200 ms each way
