@@ -69,10 +69,15 @@ class ElectionMixin(NodeBase):
         self._respond(src, cid, m.VoteResponse(m.NONE, self.leader_id, self.epoch, granted))
 
     def _handle_pre_vote(self, src: int, cid: int, req: m.VoteRequest, now_ms: int) -> None:
-        """A pre-vote changes nothing here: no epoch bump, nothing persisted. It is granted
+        """A pre-vote bumps no epoch to the asked one and persists no vote. It is granted
         only if a real vote could be (the log is at least as up to date) and this voter
         has no leader it heard from recently - so a healthy quorum refuses a returning
         voter, and tells it who leads instead."""
+        if req.candidate_epoch - 1 > self.epoch:
+            # The asker is already *in* a later epoch (it stood once and lost): learn that
+            # epoch, as Raft learns any newer term, or it could never rejoin - nobody
+            # would answer it in its own epoch.
+            self._transition_to_unattached(req.candidate_epoch - 1, now_ms)
         s = self._state
         has_live_leader = isinstance(s, LeaderState) or (
             isinstance(s, FollowerState) and s.has_fetched and now_ms < s.fetch_deadline_ms
