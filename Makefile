@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 DIR ?= .kafkalite
-BROKERS ?= 1
+BROKERS ?= 3
 PORT ?= 9092
 
 .PHONY: setup up down status test test-unit test-integration lint typecheck bench clean

@@ -1,8 +1,10 @@
 """Every benchmark, one after the other (``make bench``)."""
 
-from bench import latency, startup, throughput
+from bench import failover, latency, replication, startup, throughput
 
 if __name__ == "__main__":
     throughput.main()
     latency.main()
+    replication.main()
+    failover.main()
     startup.main()
