@@ -1,15 +1,18 @@
 """p50/p99 produce latency (send -> delivery report) at a steady, moderate rate.
 
-confluent-kafka, acks=1, linger 0, 1 KiB records at 1000 records/s for 10 s.
-Run: ``.venv/bin/python -m bench.latency``.
+confluent-kafka, linger 0, 1 KiB records at 1000 records/s for 10 s, in two setups:
+one broker with acks=1, and three brokers with acks=all on an RF=3 topic
+(min.insync.replicas=2, idempotent producer). Run: ``.venv/bin/python -m bench.latency``.
 """
 
 from __future__ import annotations
 
 import statistics
 import time
+from typing import Any
 
 from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from bench.common import bench_cluster, record
 
@@ -17,39 +20,52 @@ RATE = 1000
 SECONDS = 10
 
 
-def main() -> None:
+def measure(bootstrap: str, topic: str, settings: dict[str, Any]) -> dict[str, float]:
     latencies: list[float] = []
-    with bench_cluster() as cluster:
-        producer = Producer(
-            {"bootstrap.servers": cluster.bootstrap_servers, "acks": 1, "linger.ms": 0}
-        )
-        producer.produce("lat", b"warm-up")
-        producer.flush(10)
-        interval = 1 / RATE
-        start = time.perf_counter()
-        for i in range(RATE * SECONDS):
-            target = start + i * interval
-            while time.perf_counter() < target:
-                producer.poll(0)
-            sent = time.perf_counter()
-            producer.produce(
-                "lat",
-                b"x" * 1024,
-                on_delivery=lambda err, msg, sent=sent: latencies.append(
-                    time.perf_counter() - sent
-                ),
-            )
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, **settings})
+    producer.produce(topic, b"warm-up")
+    producer.flush(10)
+    interval = 1 / RATE
+    start = time.perf_counter()
+    for i in range(RATE * SECONDS):
+        target = start + i * interval
+        while time.perf_counter() < target:
             producer.poll(0)
-        producer.flush(30)
+        sent = time.perf_counter()
+        producer.produce(
+            topic,
+            b"x" * 1024,
+            on_delivery=lambda err, msg, sent=sent: latencies.append(time.perf_counter() - sent),
+        )
+        producer.poll(0)
+    producer.flush(30)
     latencies.sort()
+    return {
+        "records": len(latencies),
+        "p50_ms": round(latencies[len(latencies) // 2] * 1000, 2),
+        "p99_ms": round(latencies[int(len(latencies) * 0.99)] * 1000, 2),
+        "mean_ms": round(statistics.mean(latencies) * 1000, 2),
+    }
+
+
+def main() -> None:
+    with bench_cluster() as cluster:
+        one = measure(cluster.bootstrap_servers, "lat", {"acks": 1})
+    with bench_cluster(brokers=3) as cluster:
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+        admin.create_topics([NewTopic("lat3", 1, 3, config={"min.insync.replicas": "2"})])[
+            "lat3"
+        ].result(30)
+        time.sleep(1)
+        three = measure(
+            cluster.bootstrap_servers, "lat3", {"acks": "all", "enable.idempotence": True}
+        )
     record(
         "latency",
         {
             "rate_per_s": RATE,
-            "records": len(latencies),
-            "p50_ms": round(latencies[len(latencies) // 2] * 1000, 2),
-            "p99_ms": round(latencies[int(len(latencies) * 0.99)] * 1000, 2),
-            "mean_ms": round(statistics.mean(latencies) * 1000, 2),
+            "one_broker_acks_1": one,
+            "three_brokers_rf3_acks_all": three,
         },
     )
 
