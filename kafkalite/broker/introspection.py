@@ -42,7 +42,11 @@ def broker_state(broker: Broker) -> dict[str, Any]:
                     {
                         "broker": f.broker_id,
                         "log_end_offset": f.log_end_offset,
+                        "lag": p.log_end_offset - f.log_end_offset
+                        if f.log_end_offset >= 0
+                        else None,
                         "last_caught_up_time_ms": f.last_caught_up_time_ms,
+                        "in_isr": f.broker_id in p.isr,
                     }
                     for f in p.followers.values()
                 ],

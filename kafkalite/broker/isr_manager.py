@@ -90,6 +90,14 @@ class IsrManager:
             )
             if reply.error:
                 log.info("AlterPartition %s-%d %s: %s", topic, index, wanted, reply.error.name)
+                self.broker.events.emit(
+                    "request_fenced",
+                    api="AlterPartition",
+                    topic=topic,
+                    partition=index,
+                    proposed_isr=list(wanted),
+                    error=reply.error.name,
+                )
                 return
             await self.broker.controller.barrier()  # the change is replayed here first
         except (NotControllerError, PeerUnavailableError) as exc:

@@ -240,6 +240,15 @@ class ReplicaManager:
                 min_one_message,
             )
         except KafkaError as exc:
+            if exc.code == ErrorCode.fenced_leader_epoch:
+                self.events.emit(
+                    "request_fenced",
+                    api="Fetch",
+                    topic=request.topic,
+                    partition=request.partition,
+                    replica_id=request.replica_id,
+                    leader_epoch=request.current_leader_epoch,
+                )
             return FetchResult(exc.code)
         except StorageError as exc:
             return FetchResult(exc.error_code, *self._offsets(request))
