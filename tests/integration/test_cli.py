@@ -3,26 +3,15 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from kafka import KafkaProducer
 
+from tests.support.cli import kafkalite
 from tests.support.ports import free_base_port
 
 pytestmark = pytest.mark.interop
-
-
-def kafkalite(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kafkalite", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def test_cli_lifecycle_and_errors(tmp_path: Path) -> None:

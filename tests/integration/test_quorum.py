@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import subprocess
-import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +24,7 @@ from kio.schema.metadata.v12 import request as metadata_req
 from kio.schema.metadata.v12 import response as metadata_res
 
 from kafkalite.cluster import Cluster
+from tests.support.cli import kafkalite
 from tests.support.ports import free_base_port
 from tests.support.raw import RawConnection
 from tests.support.waiting import wait_for
@@ -209,16 +208,6 @@ def test_a_voter_that_fell_behind_is_sent_a_snapshot(
     finally:
         returned.close()
     assert set(names) <= known
-
-
-def kafkalite(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kafkalite", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def test_cli_three_brokers_kill_and_restart_the_controller(tmp_path: Path) -> None:

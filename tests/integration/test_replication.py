@@ -335,21 +335,27 @@ def test_group_offsets_survive_the_failover_of_their_partition(
     producer.flush(30)
     producer.close()
     group = f"g-{uuid.uuid4().hex[:6]}"
-    consumer = KafkaConsumer(
-        topic,
-        bootstrap_servers=cluster.bootstrap_servers,
-        group_id=group,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        consumer_timeout_ms=10_000,
-    )
-    seen = []
-    for message in consumer:
-        seen.append(message.value)
-        if len(seen) == 12:
-            break
-    consumer.commit()
-    consumer.close()
+
+    def read_in_group(count: int, commit: bool) -> list[bytes]:
+        consumer = KafkaConsumer(
+            topic,
+            bootstrap_servers=cluster.bootstrap_servers,
+            group_id=group,
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+            consumer_timeout_ms=15_000,
+        )
+        values = []
+        for message in consumer:
+            values.append(message.value)
+            if len(values) == count:
+                break
+        if commit:
+            consumer.commit()
+        consumer.close()
+        return values
+
+    assert read_in_group(12, commit=True) == [b"%d" % i for i in range(12)]
     offsets = wait_for(
         lambda: (q := partition(cluster, "__consumer_offsets")) and len(q["isr"]) == 3 and q,
         what="__consumer_offsets replicated",
@@ -359,18 +365,4 @@ def test_group_offsets_survive_the_failover_of_their_partition(
         lambda: partition(cluster, "__consumer_offsets")["leader"] not in (None, offsets["leader"]),
         what="a new leader for __consumer_offsets",
     )
-    resumed = KafkaConsumer(
-        topic,
-        bootstrap_servers=cluster.bootstrap_servers,
-        group_id=group,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        consumer_timeout_ms=15_000,
-    )
-    rest = []
-    for message in resumed:
-        rest.append(message.value)
-        if len(rest) == 8:
-            break
-    resumed.close()
-    assert rest == [b"%d" % i for i in range(12, 20)]
+    assert read_in_group(8, commit=False) == [b"%d" % i for i in range(12, 20)]
