@@ -143,15 +143,21 @@ class ClusterSpec:
         path = root / SPEC_FILE
         if not path.exists():
             raise ClusterError(f"no cluster in {root} (run `kafkalite up --dir {root}` first)")
-        raw = json.loads(path.read_text())
-        return cls(
-            raw["root"],
-            [BrokerSpec(**b) for b in raw["brokers"]],
-            raw["configs"],
-            raw["cluster_id"],
-            raw["link_base_port"],
-            raw["links_pid"],
-        )
+        try:
+            raw = json.loads(path.read_text())
+            return cls(
+                raw["root"],
+                [BrokerSpec(**b) for b in raw["brokers"]],
+                raw["configs"],
+                raw["cluster_id"],
+                raw["link_base_port"],
+                raw["links_pid"],
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ClusterError(
+                f"{path} is not a cluster description this Kafka-Lite understands ({exc}); "
+                f"if its brokers still run, stop them, then remove {root} and run `up` again"
+            ) from None
 
     def format_storage(self) -> None:
         """Give every broker's data directory the cluster's id, as ``kafka-storage format``

@@ -133,3 +133,9 @@ def test_status_quorum_comes_from_the_leader_with_each_voters_lag(tmp_path: Path
     }
     no_leader = merge_status(spec, states, {1: None, 2: follower, 3: None})["quorum"]
     assert no_leader["voters"] == [] and no_leader["epoch"] == 4
+
+
+def test_an_unreadable_cluster_file_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "cluster.json").write_text('{"root": "x", "brokers": [{"broker_id": 1}]}')
+    with pytest.raises(ClusterError, match="not a cluster description"):
+        ClusterSpec.load(tmp_path)
