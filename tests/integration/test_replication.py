@@ -9,6 +9,7 @@ a preferred-leader election move leadership without errors.
 
 from __future__ import annotations
 
+import datetime
 import threading
 import time
 import uuid
@@ -26,8 +27,12 @@ from confluent_kafka.admin import (
 )
 from kafka import KafkaConsumer, KafkaProducer
 from kafka.errors import NotEnoughReplicasError
+from kio.schema.fetch.v12 import request as fetch_req
+from kio.schema.fetch.v12 import response as fetch_res
 
 from kafkalite.cluster import Cluster
+from kafkalite.protocol.errors import ErrorCode
+from tests.support.raw import RawConnection
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow]
@@ -322,6 +327,52 @@ def test_preferred_leader_election_moves_leadership_back(
         what="preferred leader back",
     )
     assert back["leader_epoch"] > moved["leader_epoch"]
+
+    # a consumer that still believes in an older leader epoch is fenced on Fetch, and the
+    # student sees it in the leader's event stream
+    stale = fetch_error(cluster, preferred, topic, current_leader_epoch=moved["leader_epoch"])
+    assert stale == ErrorCode.fenced_leader_epoch
+    future = fetch_error(cluster, preferred, topic, current_leader_epoch=back["leader_epoch"] + 5)
+    assert future == ErrorCode.unknown_leader_epoch
+    assert any(
+        e["type"] == "request_fenced" and e["topic"] == topic
+        for e in (cluster.introspect(preferred) or {}).get("events", [])
+    )
+
+
+def fetch_error(cluster: Cluster, broker: int, topic: str, current_leader_epoch: int) -> int:
+    """The error of a raw Fetch v12 (kio-encoded, not the broker's code) for partition 0."""
+    request = fetch_req.FetchRequest(
+        cluster_id=None,
+        replica_id=-1,
+        max_wait=datetime.timedelta(milliseconds=0),
+        min_bytes=1,
+        max_bytes=1_000_000,
+        isolation_level=0,
+        session_id=0,
+        session_epoch=-1,
+        topics=(
+            fetch_req.FetchTopic(
+                topic=topic,
+                partitions=(
+                    fetch_req.FetchPartition(
+                        partition=0,
+                        current_leader_epoch=current_leader_epoch,
+                        fetch_offset=0,
+                        last_fetched_epoch=-1,
+                        log_start_offset=-1,
+                        partition_max_bytes=1_000_000,
+                    ),
+                ),
+            ),
+        ),
+        forgotten_topics_data=(),
+        rack_id="",
+    )
+    with RawConnection(cluster.spec.broker(broker).address) as conn:
+        conn.send(request)
+        _, response = conn.receive(fetch_res.FetchResponse)
+    return int(response.responses[0].partitions[0].error_code)
 
 
 def test_group_offsets_survive_the_failover_of_their_partition(
