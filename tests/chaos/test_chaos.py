@@ -20,7 +20,8 @@ import pytest
 from kafkalite.cluster import Cluster
 from tests.chaos.harness import Workload, run
 
-pytestmark = [pytest.mark.chaos, pytest.mark.slow]
+# One worker runs the heavy tests one after another (see tests/integration/test_groups.py).
+pytestmark = [pytest.mark.chaos, pytest.mark.slow, pytest.mark.xdist_group("heavy")]
 
 LAB_FAST = {"broker.session.timeout.ms": "800", "replica.lag.time.max.ms": "1000"}
 
