@@ -157,9 +157,11 @@ class Broker:
 
     async def start(self) -> None:
         await self.controller_server.start(self.config.host, self.controller_port)
+        self.events.replaying = True
         self.quorum.start()
         while not self.quorum.is_caught_up():
             await asyncio.sleep(0.01)
+        self.events.replaying = False
         await self._register()
         await self._apply_static_overrides()
         await self.server.start(self.config.host, self.config.port)

@@ -21,6 +21,9 @@ class EventLog:
         self.now_ms = now_ms
         self._events: deque[dict[str, Any]] = deque(maxlen=capacity)
         self._seq = 0
+        self.replaying = False
+        """While a starting broker replays the metadata log, what it emits is history being
+        re-applied, not news: such events carry ``"replay": true``."""
 
     def emit(self, event_type: str, **fields: Any) -> None:
         self._seq += 1
@@ -31,6 +34,8 @@ class EventLog:
             "type": event_type,
             **fields,
         }
+        if self.replaying:
+            event["replay"] = True
         self._events.append(event)
         log.info("%s %s", event_type, fields)
 
