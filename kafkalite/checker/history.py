@@ -39,11 +39,15 @@ ANOMALIES = (
 
 @dataclass(frozen=True, slots=True)
 class Ack:
-    """A write the producer was told succeeded, with the offset it was given."""
+    """A write the producer was told succeeded, with the offset it was given.
+
+    ``offset`` is None when the client confirmed the write without an offset (librdkafka
+    does so for a retried idempotent batch it knows was persisted): such a write must be
+    in the final log, at some offset, once."""
 
     partition: Partition
     value: bytes
-    offset: int
+    offset: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +131,7 @@ def _check_acks(
         log = final_log.get(ack.partition, {})
         if ack.value not in present.get(ack.partition, set()):
             report.add("lost", f"{ack.partition} {ack.value!r} acked at {ack.offset}")
-        elif log.get(ack.offset) != ack.value:
+        elif ack.offset is not None and log.get(ack.offset) != ack.value:
             report.add(
                 "ack_mismatch",
                 f"{ack.partition} {ack.value!r} acked at {ack.offset}, "

@@ -47,6 +47,11 @@ def test_ack_mismatch() -> None:
     assert report.counts["lost"] == 0
 
 
+def test_an_ack_without_an_offset_only_has_to_be_in_the_log() -> None:
+    assert check([Ack(P, b"v1", None)], [], [], clean_log(2)).valid
+    assert check([Ack(P, b"gone", None)], [], [], clean_log(2)).counts["lost"] == 1
+
+
 def test_nonmonotonic_and_skipping_polls() -> None:
     polls = [
         Poll("c1", P, ((0, b"v0"), (1, b"v1"))),
