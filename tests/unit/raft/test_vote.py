@@ -148,3 +148,17 @@ def test_a_voter_with_a_live_leader_refuses_pre_votes_and_names_the_leader() -> 
     assert not response.vote_granted
     assert response.leader_id == 1
     assert nodes[2].epoch == epoch and nodes[2].leader_id == 1
+
+
+def test_a_pre_vote_from_a_later_epoch_teaches_that_epoch() -> None:
+    """A voter that stood and lost is in a later epoch than the healthy quorum; it can only
+    rejoin if the others learn its epoch from its pre-votes (sim seed 14903)."""
+    nodes = {n: make_node(n, seed=n) for n in (1, 2, 3)}
+    for node in nodes.values():
+        node.poll(0)
+    deliver(nodes, nodes[1].poll(10_000), 10_000)  # 1 leads epoch 1
+    settle(nodes, 10_000, 200)
+    request = Envelope(3, 2, 77, VoteRequest(nodes[2].epoch + 2, 3, 0, 0, pre_vote=True))
+    nodes[2].handle(10_200, request)
+    assert nodes[2].epoch == 2 and nodes[2].role is Role.UNATTACHED
+    assert nodes[2].store.read().leader_epoch == 2
