@@ -116,9 +116,11 @@ def status_table(status: dict[str, Any]) -> Group:
     quorum = status.get("quorum")
     if not quorum:
         return Group(brokers, partitions)
-    title = f"metadata quorum: leader {quorum['leader']}, epoch {quorum['epoch']}"
-    title += f", high watermark {quorum['high_watermark']}"
-    voters = Table(title=title)
+    voters = Table(
+        title="metadata quorum",
+        caption=f"leader {quorum['leader']} · epoch {quorum['epoch']} · "
+        f"high watermark {quorum['high_watermark']}",
+    )
     for column in ("voter", "log end offset", "lag"):
         voters.add_column(column)
     for v in quorum["voters"]:
