@@ -119,7 +119,7 @@ def status_table(status: dict[str, Any]) -> Group:
     voters = Table(
         title="metadata quorum",
         caption=f"leader {quorum['leader']} · epoch {quorum['epoch']} · "
-        f"high watermark {quorum['high_watermark']}",
+        f"HW {quorum['high_watermark']}",
     )
     for column in ("voter", "log end offset", "lag"):
         voters.add_column(column)
