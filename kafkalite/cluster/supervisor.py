@@ -69,6 +69,7 @@ class Cluster:
                     f"{root} is owned by a running cluster (brokers {running}); "
                     f"run `kafkalite down --dir {root}` first"
                 )
+            spec.cluster_id = existing.spec.cluster_id  # the same cluster, started again
         for b in spec.brokers:
             for port in (b.port, b.admin_port, b.controller_port):
                 check_port_free(b.host, port)
