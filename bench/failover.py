@@ -5,6 +5,8 @@
   one record at a time; the figure is the time from the kill to the first acknowledged
   write that was sent after the kill. Every acknowledged write is read back afterwards:
   lost and duplicated records are reported (both must be 0).
+- The same with kafka-python (the students' client): one synchronous acks=all send right
+  after the kill, timed until it is acknowledged.
 - **Controller**: SIGKILL the active controller; the figure is the time from the kill to
   the ``controller_activated`` event of its successor (its first record - the
   LeaderChange of its epoch - is committed).
@@ -25,6 +27,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+from kafka import KafkaProducer
 
 from bench.common import bench_cluster, record
 from kafkalite.cluster import Cluster
@@ -162,6 +165,42 @@ def partition_failover(cluster: Cluster) -> dict[str, Any]:
     }
 
 
+def kafka_python_failover(cluster: Cluster) -> dict[str, Any]:
+    """The students' client: kafka-python acks=all, one synchronous send after the kill."""
+    topic = f"failover-kp-{uuid.uuid4().hex[:6]}"
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    admin.create_topics([NewTopic(topic, 1, 3, config={"min.insync.replicas": "2"})])[topic].result(
+        30
+    )
+    producer = KafkaProducer(
+        bootstrap_servers=cluster.bootstrap_servers,
+        acks="all",
+        retry_backoff_ms=20,
+        metadata_max_age_ms=1000,
+        request_timeout_ms=5000,
+    )
+    delays = []
+    try:
+        for _ in range(RUNS):
+            wait_until(lambda: healthy(cluster, topic), 60)
+            for _ in range(10):
+                producer.send(topic, b"warm").get(10)
+            time.sleep(1.0)
+            killed = sigkill(cluster, partition_row(cluster, topic)["leader"])
+            producer.send(topic, b"after").get(30)
+            delays.append((time.time() - killed) * 1000)
+            cluster.start(
+                next(b["id"] for b in cluster.status()["brokers"] if b["state"] == "dead")
+            )
+    finally:
+        producer.close()
+    return {
+        "runs_ms": [round(d) for d in delays],
+        "median_ms": round(statistics.median(delays)),
+        "max_ms": round(max(delays)),
+    }
+
+
 def controller_failover(cluster: Cluster) -> dict[str, Any]:
     delays = []
     for _ in range(RUNS):
@@ -197,12 +236,14 @@ def controller_failover(cluster: Cluster) -> dict[str, Any]:
 def main() -> None:
     with bench_cluster(brokers=3) as cluster:
         partition = partition_failover(cluster)
+        students_client = kafka_python_failover(cluster)
         controller = controller_failover(cluster)
     record(
         "failover",
         {
             "brokers": 3,
             "partition_leader_kill_to_first_acks_all_write": partition,
+            "same_with_kafka_python_one_send": students_client,
             "controller_kill_to_new_controller_commit": controller,
             "targets_ms": {"partition": 1500, "controller": 1000},
         },
