@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.api_versions import unsupported_version_reply
 from kafkalite.broker.handlers.registry import HandlerTable
+from kafkalite.controller.channel import ServeLocallyError
 from kafkalite.protocol.codec import (
     API_VERSIONS_KEY,
     MalformedRequestError,
@@ -179,9 +180,11 @@ class KafkaServer:
         if handler.forward and not self.concurrent and not self.broker.quorum.is_active:
             try:
                 forwarded = await self.broker.controller.forward(frame)
+                return _SIZE.pack(len(forwarded)) + forwarded
+            except ServeLocallyError:
+                pass  # elected meanwhile: the handler below runs it here
             except Exception as exc:
                 raise ConnectionClosed(f"cannot reach the controller: {exc}") from exc
-            return _SIZE.pack(len(forwarded)) + forwarded
         context = RequestContext(self.broker, request, peer)
         try:
             body = await handler.fn(context, request.body)

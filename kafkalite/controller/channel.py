@@ -55,6 +55,10 @@ class ControllerRequestError(Exception):
         self.code = code
 
 
+class ServeLocallyError(Exception):
+    """A request to forward found this broker to be the active controller after all."""
+
+
 class NotControllerReply(Exception):
     """The peer answered NOT_CONTROLLER: leadership moved; try again."""
 
@@ -113,7 +117,7 @@ class ControllerChannel:
             return await peer.forward(frame, REQUEST_TIMEOUT_S)
 
         async def not_here() -> bytes:
-            raise NotControllerError(self.node_id)
+            raise ServeLocallyError  # this broker became the controller meanwhile
 
         response = await self._call(not_here, remote)
         await self.barrier()
