@@ -37,6 +37,7 @@ from kafkalite.coordinator.group.coordinator import GroupCoordinator
 from kafkalite.metadata.config_defs import BROKER_CONFIGS, InvalidConfigError
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.metadata.records import (
+    RECOVERING,
     ConfigRecord,
     FenceBrokerRecord,
     MetadataRecord,
@@ -243,6 +244,18 @@ class Broker:
                 self.replica_manager.apply_partition(topic.name, record.partition, after)
                 if before is not None and after.leader == self.broker_id:
                     self._emit_isr_change(topic.name, record.partition, before.isr, after.isr)
+                    if (
+                        isinstance(record, PartitionChangeRecord)
+                        and record.leader_recovery_state == RECOVERING
+                    ):
+                        self.events.emit(
+                            "unclean_leader_elected",
+                            topic=topic.name,
+                            partition=record.partition,
+                            leader=self.broker_id,
+                            leader_epoch=after.leader_epoch,
+                            previous_isr=list(before.isr),
+                        )
                 self.fetchers.schedule_sync()
             case TopicRecord():
                 self.events.emit("topic_created", topic=record.name, topic_id=record.topic_id)

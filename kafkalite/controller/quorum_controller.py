@@ -31,6 +31,7 @@ from kafkalite.metadata.config_defs import (
 from kafkalite.metadata.image import MetadataImage, PartitionRegistration
 from kafkalite.metadata.records import (
     NO_LEADER,
+    RECOVERING,
     ConfigRecord,
     FenceBrokerRecord,
     MetadataRecord,
@@ -271,7 +272,11 @@ class QuorumController:
                 continue
             records.append(
                 PartitionChangeRecord(
-                    self.image.topic_ids[topic], index, leader=change.leader, isr=change.isr
+                    self.image.topic_ids[topic],
+                    index,
+                    leader=change.leader,
+                    isr=change.isr,
+                    leader_recovery_state=RECOVERING if change.unclean else None,
                 )
             )
             results.append((topic, index, ApiResult()))
@@ -555,6 +560,12 @@ class _Changes:
                 change = rule(topic.name, registration)
                 if change.is_empty:
                     continue
-                record = PartitionChangeRecord(topic.topic_id, index, change.leader, change.isr)
+                record = PartitionChangeRecord(
+                    topic.topic_id,
+                    index,
+                    change.leader,
+                    change.isr,
+                    RECOVERING if change.unclean else None,
+                )
                 self.records.append(record)
                 self._scratch[key] = registration.change(record)

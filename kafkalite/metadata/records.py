@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 NO_LEADER = -1
+RECOVERING = 1  # LeaderRecoveryState after an unclean election
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,12 +58,16 @@ class PartitionRecord:
 
 @dataclass(frozen=True, slots=True)
 class PartitionChangeRecord:
-    """A new leader and/or ISR. ``None`` means unchanged; a new leader bumps leader_epoch."""
+    """A new leader and/or ISR. ``None`` means unchanged; a new leader bumps leader_epoch.
+
+    ``leader_recovery_state`` is Kafka's: ``RECOVERING`` (1) marks a leader chosen by an
+    unclean election, which may lack records the old ISR had acknowledged."""
 
     topic_id: str
     partition: int
     leader: int | None = None
     isr: tuple[int, ...] | None = None
+    leader_recovery_state: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -250,6 +250,10 @@ def test_unclean_election_trades_records_for_availability(
         what="unclean leader",
     )
     assert elected["isr"] == [follower]
+    assert any(
+        e["type"] == "unclean_leader_elected" and e["topic"] == topic
+        for e in (cluster.introspect(follower) or {}).get("events", [])
+    )
     assert consume_all(cluster, topic, 1) == [b"both-have-it"]  # the second record is gone
 
 

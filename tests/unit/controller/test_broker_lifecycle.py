@@ -18,7 +18,12 @@ from kafkalite.controller.quorum_controller import (
     CreatableTopic,
 )
 from kafkalite.metadata.image import PartitionRegistration
-from kafkalite.metadata.records import NO_LEADER, FenceBrokerRecord, UnfenceBrokerRecord
+from kafkalite.metadata.records import (
+    NO_LEADER,
+    RECOVERING,
+    FenceBrokerRecord,
+    UnfenceBrokerRecord,
+)
 from kafkalite.protocol.errors import ErrorCode
 from tests.unit.controller.test_quorum_controller import Harness
 
@@ -208,6 +213,7 @@ def test_preferred_and_unclean_elections() -> None:
     assert h.image.partition("t", 0).leader == NO_LEADER  # type: ignore[union-attr]
     unclean = h.controller.elect_leaders(UNCLEAN_ELECTION, [("t", 0)])
     assert unclean.response[0][2].error == ErrorCode.none
+    assert unclean.records[0].leader_recovery_state == RECOVERING  # type: ignore[union-attr]
     h.commit(unclean.records)
     after = h.image.partition("t", 0)
     assert after is not None and after.leader == preferred and after.isr == (preferred,)
