@@ -22,7 +22,7 @@ from kafkalite.cluster.spec import BrokerSpec, ClusterError, ClusterSpec, check_
 from kafkalite.metadata.config_defs import InvalidConfigError, validate_broker_configs
 
 READY_TIMEOUT_S = 30.0
-HTTP_TIMEOUT_S = 0.5
+HTTP_TIMEOUT_S = 2.0  # a broker busy with a heavy workload still answers
 
 
 def fetch_json(host: str, port: int, path: str, timeout_s: float = HTTP_TIMEOUT_S) -> Any:

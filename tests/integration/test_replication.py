@@ -52,11 +52,16 @@ def partition_rows(cluster: Cluster, topic: str) -> list[dict[str, Any]]:
 
 
 def partition(cluster: Cluster, topic: str, index: int = 0) -> dict[str, Any]:
-    return next(p for p in partition_rows(cluster, topic) if p["partition"] == index)
+    """The partition's row in ``status``; a broker too busy to answer leaves it out, so
+    then an empty row (callers wait until what they need is there)."""
+    rows = [p for p in partition_rows(cluster, topic) if p["partition"] == index]
+    return rows[0] if rows else {"leader": None, "isr": [], "replicas": [], "leader_epoch": -1}
 
 
 def fully_replicated(cluster: Cluster, topic: str, index: int = 0) -> dict[str, Any] | None:
     p = partition(cluster, topic, index)
+    if not p["replicas"]:
+        return None
     ends = {r["log_end_offset"] for r in p["replicas"]}
     ok = p["leader"] is not None and len(p["isr"]) == 3 and len(ends) == 1
     return p if ok and ends == {p["high_watermark"]} else None
@@ -124,13 +129,15 @@ def test_killing_the_leader_loses_no_acknowledged_write(
     producer = kafka_python_producer(cluster, acks="all", enable_idempotence=True)
     for i in range(100):
         producer.send(topic, b"%d" % i).get(timeout=30)
-    before = partition(cluster, topic)
+    before = wait_for(lambda: fully_replicated(cluster, topic), what="replicated")
     cluster.kill(before["leader"])
     for i in range(100, 200):
         producer.send(topic, b"%d" % i).get(timeout=30)  # retried until the new leader takes it
     producer.close()
-    after = partition(cluster, topic)
-    assert after["leader"] not in (None, before["leader"])
+    after = wait_for(
+        lambda: (q := partition(cluster, topic))["leader"] not in (None, before["leader"]) and q,
+        what="the new leader in status",
+    )
     assert after["leader_epoch"] > before["leader_epoch"]
     values = consume_all(cluster, topic, 200)
     assert values == [b"%d" % i for i in range(200)]  # every ack, once, in order
@@ -231,7 +238,7 @@ def test_unclean_election_trades_records_for_availability(
     cluster.start(follower)
     # clean election refuses: the only in-sync replica is dead, so the partition is offline
     offline = wait_for(
-        lambda: (q := partition(cluster, topic))["leader"] is None and q,
+        lambda: (q := partition(cluster, topic))["replicas"] and q["leader"] is None and q,
         what="partition offline",
     )
     assert offline["isr"] == [leader]
@@ -292,7 +299,7 @@ def test_controlled_shutdown_moves_leadership_without_errors(
     writer.start()
     try:
         time.sleep(0.5)
-        victim = partition(cluster, topic, 0)["leader"]
+        victim = wait_for(lambda: partition(cluster, topic, 0)["leader"], what="a leader")
         cluster.stop(victim)
         time.sleep(1.0)
     finally:
