@@ -3,6 +3,7 @@ and controller listener P+200, plus P+300.. for the fault layer's link proxies."
 
 from __future__ import annotations
 
+import os
 import random
 import socket
 
@@ -26,11 +27,22 @@ def cluster_ports(base: int, brokers: int) -> list[int]:
     return listeners + links
 
 
+def _worker_range() -> tuple[int, int]:
+    """Each pytest-xdist worker draws from its own slice of the range: two workers checking
+    "free" at the same moment must never pick overlapping clusters."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    index = int(worker) if worker.isdigit() else 0
+    width = (HIGH - LOW) // max(count, 1)
+    return LOW + index * width, LOW + (index + 1) * width
+
+
 def free_base_port(brokers: int = 1, rng: random.Random | None = None) -> int:
     """A base port such that every port a cluster of ``brokers`` uses is free."""
     rng = rng or random.Random()
+    low, high = _worker_range()
     for _ in range(200):
-        base = rng.randrange(LOW, HIGH - 400)
+        base = rng.randrange(low, high - 400)
         if all(_free(p) for p in cluster_ports(base, brokers)):
             return base
     raise RuntimeError("no free port range found")
