@@ -29,9 +29,9 @@ class BrokerOffsetsTopic:
             return len(topic.partitions)
         return int(self.broker.image.broker_config("offsets.topic.num.partitions"))
 
-    def is_leader(self, partition: int) -> bool:
+    def leader_epoch(self, partition: int) -> int | None:
         found = self.broker.replica_manager.partitions.get((OFFSETS_TOPIC, partition))
-        return found is not None and found.is_leader
+        return found.leader_epoch if found is not None and found.is_leader else None
 
     async def ensure_exists(self) -> None:
         """Create the topic on first use, as Kafka does on the first FindCoordinator."""
@@ -70,4 +70,7 @@ class BrokerOffsetsTopic:
         found = self.broker.replica_manager.partitions.get((OFFSETS_TOPIC, partition))
         if found is None:
             return []
-        return list(found.log.records_between(found.log_start_offset, found.high_watermark))
+        # Up to the log end, not the high watermark: a new leader's HW lags until its
+        # followers fetch, yet everything in its log is (or will be) committed - reading
+        # only to the HW would forget acknowledged commits (Kafka loads to the log end too).
+        return list(found.log.records_between(found.log_start_offset, found.log_end_offset))

@@ -72,7 +72,7 @@ class GroupCoordinator:
         self.max_session_ms = max_session_ms
         self.groups: dict[str, Group] = {}
         self.committed: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
-        self._loaded: set[int] = set()
+        self._loaded: dict[int, int] = {}  # offsets partition -> leader epoch loaded in
         self._join_waiters: dict[tuple[str, str], asyncio.Future[JoinResult]] = {}
         self._sync_waiters: dict[tuple[str, str], asyncio.Future[bytes]] = {}
         self._pending_members: set[tuple[str, str]] = set()
@@ -90,14 +90,27 @@ class GroupCoordinator:
     # ---- ownership and loading ---------------------------------------------------
 
     def check_coordinator(self, group_id: str) -> int:
-        """The offsets partition of ``group_id``, loaded; NOT_COORDINATOR when not ours."""
+        """The offsets partition of ``group_id``, loaded; NOT_COORDINATOR when not ours.
+
+        State is reloaded from the log whenever this broker's leadership of the partition
+        is a new one (a new leader epoch): in between, another coordinator may have taken
+        commits that the memory of an earlier leadership does not have."""
         partition = partition_for(group_id, self.offsets.partition_count())
-        if not self.offsets.is_leader(partition):
-            self._loaded.discard(partition)
+        epoch = self.offsets.leader_epoch(partition)
+        if epoch is None:
+            self._loaded.pop(partition, None)
             raise KafkaError(ErrorCode.not_coordinator)
-        if partition not in self._loaded:
+        if self._loaded.get(partition) != epoch:
+            self._forget(partition)
             self._load(partition)
+            self._loaded[partition] = epoch
         return partition
+
+    def _forget(self, partition: int) -> None:
+        count = self.offsets.partition_count()
+        for group_id in [g for g in self.groups if partition_for(g, count) == partition]:
+            self.groups.pop(group_id, None)
+            self.committed.pop(group_id, None)
 
     def _load(self, partition: int) -> None:
         """Replay the partition: the latest value per key wins, as compaction would keep."""
@@ -127,7 +140,6 @@ class GroupCoordinator:
                 group = self.groups.setdefault(group_id, Group(group_id))
                 group.generation_id = max(group.generation_id, int(value["generation"]))
                 group.protocol_type = value.get("protocol_type")
-        self._loaded.add(partition)
         self.emit("group_partition_loaded", partition=partition)
 
     def _group(self, group_id: str) -> Group:

@@ -31,12 +31,14 @@ class OffsetsTopic(Protocol):
 
     def partition_count(self) -> int: ...
 
-    def is_leader(self, partition: int) -> bool: ...
+    def leader_epoch(self, partition: int) -> int | None:
+        """This broker's leader epoch of the partition; None unless it leads it."""
 
     async def append(self, partition: int, records: list[Record]) -> None:
         """Append and wait until committed; raises KafkaError on failure."""
 
-    def read_all(self, partition: int) -> list[Record]: ...
+    def read_all(self, partition: int) -> list[Record]:
+        """Every record of the partition up to its log end (a new leader's whole log)."""
 
 
 @dataclass(frozen=True, slots=True)
