@@ -26,23 +26,14 @@ import uuid
 from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaProducer
 
 from bench.common import bench_cluster, record
 from kafkalite.cluster import Cluster
+from tests.support.topics import create_topic
+from tests.support.waiting import wait_for
 
 RUNS = 7
-
-
-def wait_until(condition: Any, timeout_s: float = 30) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = condition()
-        if found:
-            return found
-        time.sleep(0.02)
-    raise TimeoutError("condition not met")
 
 
 def partition_row(cluster: Cluster, topic: str) -> dict[str, Any]:
@@ -132,21 +123,18 @@ def read_back(bootstrap: str, topic: str, expected: int) -> list[bytes]:
 
 def partition_failover(cluster: Cluster) -> dict[str, Any]:
     topic = f"failover-{uuid.uuid4().hex[:6]}"
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
-    admin.create_topics([NewTopic(topic, 1, 3, config={"min.insync.replicas": "2"})])[topic].result(
-        30
-    )
-    wait_until(lambda: healthy(cluster, topic))
+    create_topic(cluster.bootstrap_servers, topic, 1, 3, {"min.insync.replicas": "2"})
+    wait_for(lambda: healthy(cluster, topic), 30)
     writer = Writer(cluster.bootstrap_servers, topic)
     writer.start()
     delays = []
     try:
         for _ in range(RUNS):
-            wait_until(lambda: healthy(cluster, topic), 60)
+            wait_for(lambda: healthy(cluster, topic), 60)
             time.sleep(1.0)
             leader = partition_row(cluster, topic)["leader"]
             killed = sigkill(cluster, leader)
-            first = wait_until(lambda k=killed: writer.first_ack_sent_after(k), 30)
+            first = wait_for(lambda k=killed: writer.first_ack_sent_after(k), 30)
             delays.append((first - killed) * 1000)
             cluster.start(leader)
     finally:
@@ -168,10 +156,7 @@ def partition_failover(cluster: Cluster) -> dict[str, Any]:
 def kafka_python_failover(cluster: Cluster) -> dict[str, Any]:
     """The students' client: kafka-python acks=all, one synchronous send after the kill."""
     topic = f"failover-kp-{uuid.uuid4().hex[:6]}"
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
-    admin.create_topics([NewTopic(topic, 1, 3, config={"min.insync.replicas": "2"})])[topic].result(
-        30
-    )
+    create_topic(cluster.bootstrap_servers, topic, 1, 3, {"min.insync.replicas": "2"})
     producer = KafkaProducer(
         bootstrap_servers=cluster.bootstrap_servers,
         acks="all",
@@ -182,7 +167,7 @@ def kafka_python_failover(cluster: Cluster) -> dict[str, Any]:
     delays = []
     try:
         for _ in range(RUNS):
-            wait_until(lambda: healthy(cluster, topic), 60)
+            wait_for(lambda: healthy(cluster, topic), 60)
             for _ in range(10):
                 producer.send(topic, b"warm").get(10)
             time.sleep(1.0)
@@ -204,8 +189,8 @@ def kafka_python_failover(cluster: Cluster) -> dict[str, Any]:
 def controller_failover(cluster: Cluster) -> dict[str, Any]:
     delays = []
     for _ in range(RUNS):
-        wait_until(lambda: {b["state"] for b in cluster.status()["brokers"]} == {"running"}, 60)
-        wait_until(
+        wait_for(lambda: {b["state"] for b in cluster.status()["brokers"]} == {"running"}, 60)
+        wait_for(
             lambda: (
                 (q := cluster.status()["quorum"])
                 and len(q["voters"]) == 3
@@ -216,7 +201,7 @@ def controller_failover(cluster: Cluster) -> dict[str, Any]:
         time.sleep(0.5)
         active = next(b["id"] for b in cluster.status()["brokers"] if b["controller"])
         killed = sigkill(cluster, active)
-        activated = wait_until(
+        activated = wait_for(
             lambda k=killed: [
                 e["time_ms"] / 1000
                 for e in cluster.events()

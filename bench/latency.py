@@ -12,9 +12,9 @@ import time
 from typing import Any
 
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
 
 from bench.common import bench_cluster, record
+from tests.support.topics import create_topic
 
 RATE = 1000
 SECONDS = 10
@@ -52,10 +52,7 @@ def main() -> None:
     with bench_cluster() as cluster:
         one = measure(cluster.bootstrap_servers, "lat", {"acks": 1})
     with bench_cluster(brokers=3) as cluster:
-        admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
-        admin.create_topics([NewTopic("lat3", 1, 3, config={"min.insync.replicas": "2"})])[
-            "lat3"
-        ].result(30)
+        create_topic(cluster.bootstrap_servers, "lat3", 1, 3, {"min.insync.replicas": "2"})
         time.sleep(1)
         three = measure(
             cluster.bootstrap_servers, "lat3", {"acks": "all", "enable.idempotence": True}

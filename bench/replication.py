@@ -17,10 +17,11 @@ from typing import Any
 
 import psutil
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
 
 from bench.common import bench_cluster, record
 from kafkalite.cluster import Cluster
+from tests.support.topics import create_topic as create
+from tests.support.waiting import wait_for
 
 RECORD = b"x" * 1024
 COUNT = 150_000
@@ -29,17 +30,14 @@ MB = 1024 * 1024
 
 def create_topic(cluster: Cluster) -> str:
     topic = f"rep-{uuid.uuid4().hex[:6]}"
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
-    admin.create_topics([NewTopic(topic, 3, 3, config={"min.insync.replicas": "2"})])[topic].result(
-        30
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    create(cluster.bootstrap_servers, topic, 3, 3, {"min.insync.replicas": "2"})
+
+    def replicated() -> bool:
         rows = [p for p in cluster.status()["partitions"] if p["topic"] == topic]
-        if len(rows) == 3 and all(len(p["isr"]) == 3 for p in rows):
-            return topic
-        time.sleep(0.1)
-    raise TimeoutError("topic not replicated")
+        return len(rows) == 3 and all(len(p["isr"]) == 3 for p in rows)
+
+    wait_for(replicated, 30, "topic replicated")
+    return topic
 
 
 def produce(cluster: Cluster, acks: str) -> dict[str, Any]:

@@ -41,9 +41,9 @@ ANOMALIES = (
 class Ack:
     """A write the producer was told succeeded, with the offset it was given.
 
-    ``offset`` is None when the client confirmed the write without an offset (librdkafka
-    does so for a retried idempotent batch it knows was persisted): such a write must be
-    in the final log, at some offset, once."""
+    ``offset`` is None when the client confirmed the write without giving an offset (seen
+    once from librdkafka under faults; why was not pinned down): such a write must be in
+    the final log, at some offset, once."""
 
     partition: Partition
     value: bytes

@@ -148,11 +148,6 @@ class RaftQuorum:
         """Leader, with every earlier epoch's entries committed and applied."""
         return self._active
 
-    @property
-    def next_offset(self) -> int:
-        """The offset the next appended entry gets (a broker epoch, for registrations)."""
-        return self._log.end_offset
-
     def describe(self) -> QuorumInfo | None:
         """DescribeQuorum's view (leader only), with wall-clock timestamps as Kafka's."""
         info = self.node.describe_quorum()

@@ -111,10 +111,12 @@ class ControllerService:
     async def register_broker(
         self, broker_id: int, host: str, port: int, rack: str | None, incarnation_id: str
     ) -> int:
+        """The broker epoch is the offset its registration entry gets: the log end now,
+        as operations are serialised."""
         self.heartbeats.touch(broker_id, self.now_ms())
         return await self._run(
             lambda: self.controller.register_broker(
-                broker_id, host, port, rack, incarnation_id, self.quorum.next_offset
+                broker_id, host, port, rack, incarnation_id, self.quorum.log_end_offset
             )
         )
 

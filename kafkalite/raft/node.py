@@ -267,17 +267,20 @@ class RaftNode(ElectionMixin, ReplicationMixin):
     def _transition_to_follower(self, epoch: int, leader_id: int, now_ms: int) -> None:
         self._leave(now_ms)
         s = self._state
-        voted = (
-            s.voted_id
-            if isinstance(s, UnattachedState | ProspectiveState | FollowerState)
-            else NO_ID
-        )
+        voted = self._voted_id()
         if isinstance(s, CandidateState):
             voted = self.node_id
         voted = voted if s.epoch == epoch else NO_ID
         self.store.write(ElectionState(epoch, voted, leader_id))
         self._state = FollowerState(epoch, leader_id, self._fetch_deadline(now_ms), voted_id=voted)
         self._send_fetch(self._state, now_ms)
+
+    def _voted_id(self) -> int:
+        """Whom this voter voted for in the current epoch, if its state remembers it."""
+        s = self._state
+        if isinstance(s, UnattachedState | ProspectiveState | FollowerState):
+            return s.voted_id
+        return NO_ID
 
     def _transition_to_prospective(self, now_ms: int) -> None:
         """An election timer fired: first find out, with pre-votes, whether standing could
@@ -286,12 +289,7 @@ class RaftNode(ElectionMixin, ReplicationMixin):
             self._transition_to_candidate(now_ms)
             return
         self._leave(now_ms)
-        s = self._state
-        voted = (
-            s.voted_id
-            if isinstance(s, UnattachedState | ProspectiveState | FollowerState)
-            else NO_ID
-        )
+        voted = self._voted_id()
         state = ProspectiveState(
             self.epoch,
             self._election_deadline(now_ms),

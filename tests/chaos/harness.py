@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafkalite.checker.history import Ack, Commit, Poll, Report, check
 from kafkalite.cluster import Cluster
+from tests.support.topics import create_topic as create
 from tests.support.waiting import wait_for
 
 Partition = tuple[str, int]
@@ -57,11 +57,7 @@ class Workload:
 
 def create_topic(cluster: Cluster, partitions: int) -> str:
     name = f"chaos-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
-    future = admin.create_topics(
-        [NewTopic(name, partitions, 3, config={"min.insync.replicas": "2"})]
-    )[name]
-    future.result(timeout=30)
+    create(cluster.bootstrap_servers, name, partitions, 3, {"min.insync.replicas": "2"})
     return name
 
 

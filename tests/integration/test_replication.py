@@ -23,7 +23,6 @@ from confluent_kafka.admin import (
     AlterConfigOpType,
     ConfigEntry,
     ConfigResource,
-    NewTopic,
 )
 from kafka import KafkaConsumer, KafkaProducer
 from kafka.errors import NotEnoughReplicasError
@@ -33,6 +32,7 @@ from kio.schema.fetch.v12 import response as fetch_res
 from kafkalite.cluster import Cluster
 from kafkalite.protocol.errors import ErrorCode
 from tests.support.raw import RawConnection
+from tests.support.topics import create_topic as create
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow]
@@ -40,9 +40,7 @@ pytestmark = [pytest.mark.interop, pytest.mark.slow]
 
 def create_topic(cluster: Cluster, partitions: int = 1, rf: int = 3, **configs: str) -> str:
     name = f"rep-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
-    future = admin.create_topics([NewTopic(name, partitions, rf, config=configs)])[name]
-    future.result(timeout=20)
+    create(cluster.bootstrap_servers, name, partitions, rf, configs)
     wait_for(lambda: len(partition_rows(cluster, name)) == partitions, what="topic in status")
     return name
 
