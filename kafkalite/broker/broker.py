@@ -34,6 +34,7 @@ from kafkalite.controller.raft_quorum import (
 )
 from kafkalite.controller.service import ControllerService
 from kafkalite.coordinator.group.coordinator import GroupCoordinator
+from kafkalite.events import EventType
 from kafkalite.metadata.config_defs import BROKER_CONFIGS, InvalidConfigError
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.metadata.records import (
@@ -171,7 +172,7 @@ class Broker:
         self.group_coordinator.start()
         self.isr_manager.start()
         self.fetchers.schedule_sync()
-        self.events.emit("broker_started", broker_epoch=self.broker_epoch)
+        self.events.emit(EventType.BROKER_STARTED, broker_epoch=self.broker_epoch)
 
     async def _register(self) -> None:
         host, port = self.advertised
@@ -225,7 +226,7 @@ class Broker:
             self.image.replay(record, offset)
         self.replica_manager.reconcile()
         self.fetchers.schedule_sync()
-        self.events.emit("metadata_snapshot_loaded", offset=offset, records=len(records))
+        self.events.emit(EventType.METADATA_SNAPSHOT_LOADED, offset=offset, records=len(records))
 
     def _on_commit(self, offset: int, record: MetadataRecord) -> None:
         """Replay a committed record, then bring local state in line with it."""
@@ -249,7 +250,7 @@ class Broker:
                         and record.leader_recovery_state == RECOVERING
                     ):
                         self.events.emit(
-                            "unclean_leader_elected",
+                            EventType.UNCLEAN_LEADER_ELECTED,
                             topic=topic.name,
                             partition=record.partition,
                             leader=self.broker_id,
@@ -258,18 +259,20 @@ class Broker:
                         )
                 self.fetchers.schedule_sync()
             case TopicRecord():
-                self.events.emit("topic_created", topic=record.name, topic_id=record.topic_id)
+                self.events.emit(
+                    EventType.TOPIC_CREATED, topic=record.name, topic_id=record.topic_id
+                )
             case FenceBrokerRecord():
-                self.events.emit("broker_fenced", broker_id=record.broker_id)
+                self.events.emit(EventType.BROKER_FENCED, broker_id=record.broker_id)
             case UnfenceBrokerRecord():
-                self.events.emit("broker_unfenced", broker_id=record.broker_id)
+                self.events.emit(EventType.BROKER_UNFENCED, broker_id=record.broker_id)
             case RemoveTopicRecord() if removed is not None:
                 self.replica_manager.remove_topic(removed)
-                self.events.emit("topic_deleted", topic=removed)
+                self.events.emit(EventType.TOPIC_DELETED, topic=removed)
             case ConfigRecord(resource_type="topic"):
                 self.replica_manager.update_topic_config(record.resource_name)
                 self.events.emit(
-                    "config_changed",
+                    EventType.CONFIG_CHANGED,
                     resource=f"topic:{record.resource_name}",
                     name=record.name,
                     value=record.value,
@@ -277,7 +280,7 @@ class Broker:
             case ConfigRecord():
                 self.replica_manager.update_all_configs()
                 self.events.emit(
-                    "config_changed",
+                    EventType.CONFIG_CHANGED,
                     resource=f"broker:{record.resource_name}",
                     name=record.name,
                     value=record.value,
@@ -293,11 +296,19 @@ class Broker:
         added = sorted(set(after) - set(before))
         if removed:
             self.events.emit(
-                "isr_shrunk", topic=topic, partition=partition, removed=removed, isr=list(after)
+                EventType.ISR_SHRUNK,
+                topic=topic,
+                partition=partition,
+                removed=removed,
+                isr=list(after),
             )
         if added:
             self.events.emit(
-                "isr_expanded", topic=topic, partition=partition, added=added, isr=list(after)
+                EventType.ISR_EXPANDED,
+                topic=topic,
+                partition=partition,
+                added=added,
+                isr=list(after),
             )
 
     async def serve_forever(self) -> None:

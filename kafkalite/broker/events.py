@@ -2,7 +2,8 @@
 
 Elections, ISR changes, truncations, suppressed duplicates, fenced requests, topics
 created: each becomes one JSON-ready event with a sequence number, kept in a bounded ring
-so a dashboard can poll ``/events?since=N`` and never miss what is still buffered.
+so a dashboard can poll ``/events?since=N`` and never miss what is still buffered. The
+event types and what they mean are cataloged in :mod:`kafkalite.events`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import logging
 from collections import deque
 from collections.abc import Callable
 from typing import Any
+
+from kafkalite.events import EventType
 
 log = logging.getLogger("kafkalite.events")
 
@@ -25,19 +28,19 @@ class EventLog:
         """While a starting broker replays the metadata log, what it emits is history being
         re-applied, not news: such events carry ``"replay": true``."""
 
-    def emit(self, event_type: str, **fields: Any) -> None:
+    def emit(self, event_type: EventType, /, **fields: Any) -> None:
         self._seq += 1
         event = {
             "seq": self._seq,
             "time_ms": self.now_ms(),
             "broker": self.broker_id,
-            "type": event_type,
+            "type": event_type.value,
             **fields,
         }
         if self.replaying:
             event["replay"] = True
         self._events.append(event)
-        log.info("%s %s", event_type, fields)
+        log.info("%s %s", event_type.value, fields)
 
     def since(self, seq: int) -> list[dict[str, Any]]:
         return [e for e in self._events if e["seq"] > seq]

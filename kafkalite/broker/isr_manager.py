@@ -16,6 +16,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from kafkalite.controller.raft_quorum import NotControllerError
+from kafkalite.events import EventType
 from kafkalite.network.client import PeerUnavailableError
 from kafkalite.replication.isr import caught_up_replicas, out_of_sync_replicas
 from kafkalite.replication.partition import Partition
@@ -91,7 +92,7 @@ class IsrManager:
             if reply.error:
                 log.info("AlterPartition %s-%d %s: %s", topic, index, wanted, reply.error.name)
                 self.broker.events.emit(
-                    "request_fenced",
+                    EventType.REQUEST_FENCED,
                     api="AlterPartition",
                     topic=topic,
                     partition=index,

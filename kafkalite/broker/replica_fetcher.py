@@ -24,6 +24,7 @@ from kio.schema.fetch.v12 import request as fetch_req
 from kio.schema.offset_for_leader_epoch.v4 import request as epoch_req
 
 from kafkalite.controller.raft_quorum import parse_voters
+from kafkalite.events import EventType
 from kafkalite.network.client import PeerConnection, PeerUnavailableError
 from kafkalite.protocol.codec import build
 from kafkalite.protocol.errors import ErrorCode
@@ -174,7 +175,7 @@ class ReplicaFetcher:
         start, end = partition.truncate_to(offset)
         if end > start:
             self.broker.events.emit(
-                "log_truncated",
+                EventType.LOG_TRUNCATED,
                 topic=key[0],
                 partition=key[1],
                 from_offset=start,

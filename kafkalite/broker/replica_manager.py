@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from kafkalite.broker.events import EventLog
 from kafkalite.broker.purgatory import Purgatory
+from kafkalite.events import EventType
 from kafkalite.metadata.image import MetadataImage, PartitionRegistration
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 from kafkalite.replication.partition import FOLLOWER_READ, Partition
@@ -98,7 +99,7 @@ class ReplicaManager:
             )
             if not was_leader:
                 self.events.emit(
-                    "leader_elected",
+                    EventType.LEADER_ELECTED,
                     topic=topic,
                     partition=index,
                     leader=self.broker_id,
@@ -176,7 +177,7 @@ class ReplicaManager:
     def _after_append(self, topic: str, index: int, info: AppendInfo) -> None:
         if info.duplicate_of is not None:
             self.events.emit(
-                "duplicate_suppressed",
+                EventType.DUPLICATE_SUPPRESSED,
                 topic=topic,
                 partition=index,
                 original_offset=info.first_offset,
@@ -242,7 +243,7 @@ class ReplicaManager:
         except KafkaError as exc:
             if exc.code == ErrorCode.fenced_leader_epoch:
                 self.events.emit(
-                    "request_fenced",
+                    EventType.REQUEST_FENCED,
                     api="Fetch",
                     topic=request.topic,
                     partition=request.partition,

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from kafkalite.events import EventSink, EventType
 from kafkalite.metadata.records import MetadataRecord, decode_batch, encode_batch
 from kafkalite.network.client import PeerConnection, PeerUnavailableError
 from kafkalite.raft import messages as m
@@ -41,7 +42,6 @@ log = logging.getLogger(__name__)
 CommitListener = Callable[[int, MetadataRecord], None]
 SnapshotListener = Callable[[int, list[MetadataRecord]], None]
 ActivationListener = Callable[[bool], None]
-EventSink = Callable[..., None]
 
 INBOUND_TIMEOUT_S = 5.0
 
@@ -320,9 +320,9 @@ class RaftQuorum:
         if seen != self._seen:
             role, epoch = seen
             if role == Role.LEADER:
-                self._emit("quorum_leader_elected", leader=self.node_id, epoch=epoch)
+                self._emit(EventType.QUORUM_LEADER_ELECTED, leader=self.node_id, epoch=epoch)
             elif role == Role.FOLLOWER:
-                self._emit("quorum_following", leader=self.leader_id, epoch=epoch)
+                self._emit(EventType.QUORUM_FOLLOWING, leader=self.leader_id, epoch=epoch)
             self._seen = seen
         start = self.node.epoch_start_offset
         should_be_active = start is not None and self.applied_end_offset > start
@@ -331,7 +331,9 @@ class RaftQuorum:
             if not should_be_active:
                 self._fail_waiters()
             self._emit(
-                "controller_activated" if should_be_active else "controller_resigned",
+                EventType.CONTROLLER_ACTIVATED
+                if should_be_active
+                else EventType.CONTROLLER_RESIGNED,
                 epoch=self.node.epoch,
             )
             for listener in self._activation_listeners:
@@ -351,5 +353,7 @@ class RaftQuorum:
         records = self._snapshot_source()
         self.node.create_snapshot(self.applied_end_offset, encode_batch(records))
         self._emit(
-            "metadata_snapshot_created", end_offset=self.applied_end_offset, records=len(records)
+            EventType.METADATA_SNAPSHOT_CREATED,
+            end_offset=self.applied_end_offset,
+            records=len(records),
         )

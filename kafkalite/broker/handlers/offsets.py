@@ -7,6 +7,7 @@ from typing import Any
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
 from kafkalite.coordinator.group.offsets_log import CommittedOffset
+from kafkalite.events import EventType
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
 
@@ -33,7 +34,7 @@ async def offset_commit(ctx: RequestContext, request: Any) -> Any:
         error = exc.code
     if error == ErrorCode.none:
         ctx.broker.events.emit(
-            "offsets_committed",
+            EventType.OFFSETS_COMMITTED,
             group=request.group_id,
             offsets={f"{t}-{p}": c.offset for (t, p), c in offsets.items()},
         )

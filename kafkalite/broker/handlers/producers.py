@@ -11,6 +11,7 @@ from typing import Any
 
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
+from kafkalite.events import EventType
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
 MAX_EPOCH = 32767
@@ -33,7 +34,7 @@ async def init_producer_id(ctx: RequestContext, request: Any) -> Any:
     else:
         producer_id, epoch = await ctx.broker.producer_ids.next_id(), 0
     ctx.broker.events.emit(
-        "producer_id_assigned",
+        EventType.PRODUCER_ID_ASSIGNED,
         producer_id=producer_id,
         producer_epoch=epoch,
         client_id=ctx.request.client_id,

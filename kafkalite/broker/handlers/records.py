@@ -6,6 +6,7 @@ from typing import Any
 
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
+from kafkalite.events import EventType
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
 TO_HIGH_WATERMARK = -1
@@ -27,7 +28,10 @@ def _delete(ctx: RequestContext, topic: str, p: Any) -> Any:
             partition_index=p.partition_index, low_watermark=-1, error_code=exc.code
         )
     ctx.broker.events.emit(
-        "records_deleted", topic=topic, partition=int(p.partition_index), log_start_offset=low
+        EventType.RECORDS_DELETED,
+        topic=topic,
+        partition=int(p.partition_index),
+        log_start_offset=low,
     )
     return s.DeleteRecordsPartitionResult(
         partition_index=p.partition_index, low_watermark=low, error_code=ErrorCode.none

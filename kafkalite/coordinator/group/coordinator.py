@@ -24,11 +24,11 @@ from kafkalite.coordinator.group.offsets_log import (
     offset_record,
     partition_for,
 )
+from kafkalite.events import EventSink, EventType
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
 log = logging.getLogger(__name__)
 TICK_S = 0.1
-EventSink = Callable[..., None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +140,7 @@ class GroupCoordinator:
                 group = self.groups.setdefault(group_id, Group(group_id))
                 group.generation_id = max(group.generation_id, int(value["generation"]))
                 group.protocol_type = value.get("protocol_type")
-        self.emit("group_partition_loaded", partition=partition)
+        self.emit(EventType.GROUP_PARTITION_LOADED, partition=partition)
 
     def _group(self, group_id: str) -> Group:
         self.check_coordinator(group_id)
@@ -250,7 +250,7 @@ class GroupCoordinator:
         for mid in removed:
             self._resolve_join(group, mid, JoinResult(ErrorCode.unknown_member_id, member_id=mid))
         self.emit(
-            "group_rebalanced",
+            EventType.GROUP_REBALANCED,
             group=group.group_id,
             generation=group.generation_id,
             state=group.state.value,
@@ -331,7 +331,9 @@ class GroupCoordinator:
     def _remove(self, group: Group, member_id: str, reason: str) -> None:
         group.remove_member(member_id)
         self._resolve_join(group, member_id, JoinResult(ErrorCode.unknown_member_id))
-        self.emit("group_member_removed", group=group.group_id, member=member_id, reason=reason)
+        self.emit(
+            EventType.GROUP_MEMBER_REMOVED, group=group.group_id, member=member_id, reason=reason
+        )
         if group.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
             group.prepare_rebalance(self.now_ms())
             self._fail_sync_waiters(group, ErrorCode.rebalance_in_progress)

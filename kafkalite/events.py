@@ -1,0 +1,87 @@
+"""The catalog of event types the cluster emits, each with what it means.
+
+Every broker keeps an event stream (``/events``) that the dashboard, the CLI, the labs and
+the tests read. An event is a JSON object ``{"seq", "time_ms", "broker", "type", ...}``;
+``type`` is one of the values below. Because :class:`EventType` is a ``StrEnum``, a member
+compares equal to its string and serialises as it, so readers may use either.
+
+This module imports nothing from the cluster, so the notebook side (``kafkalite.lab``) can
+import it without importing a broker. Add new event types here, with their one line.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Protocol
+
+
+class EventType(StrEnum):
+    """Every kind of event a broker emits (the ``type`` field of ``/events``)."""
+
+    # The broker's own life
+    BROKER_STARTED = "broker_started"
+    """This broker registered with the controller and serves clients (``broker_epoch``)."""
+
+    # The metadata quorum (KRaft) and the controller on it
+    QUORUM_LEADER_ELECTED = "quorum_leader_elected"
+    """This broker won a metadata-quorum election and leads it in ``epoch``."""
+    QUORUM_FOLLOWING = "quorum_following"
+    """This broker follows metadata-quorum ``leader`` in ``epoch``."""
+    CONTROLLER_ACTIVATED = "controller_activated"
+    """This broker's controller became active: it replayed its own epoch's first record."""
+    CONTROLLER_RESIGNED = "controller_resigned"
+    """This broker's controller stopped being the active one (it lost quorum leadership)."""
+    METADATA_SNAPSHOT_CREATED = "metadata_snapshot_created"
+    """This broker wrote a metadata snapshot up to ``end_offset`` (``records`` in it)."""
+    METADATA_SNAPSHOT_LOADED = "metadata_snapshot_loaded"
+    """This broker replaced its metadata image by a snapshot up to ``offset``."""
+
+    # Cluster metadata as replayed by every broker
+    BROKER_FENCED = "broker_fenced"
+    """The controller fenced ``broker_id`` (missed heartbeats or shutdown): it leads nothing."""
+    BROKER_UNFENCED = "broker_unfenced"
+    """The controller unfenced ``broker_id``: it may lead and join ISRs again."""
+    TOPIC_CREATED = "topic_created"
+    """A topic was created (``topic``, ``topic_id``)."""
+    TOPIC_DELETED = "topic_deleted"
+    """A topic was deleted; this broker removed its replicas."""
+    CONFIG_CHANGED = "config_changed"
+    """A topic or broker setting changed (``resource``, ``name``, ``value``)."""
+
+    # Replication
+    LEADER_ELECTED = "leader_elected"
+    """This broker became the leader of a partition in ``leader_epoch``."""
+    UNCLEAN_LEADER_ELECTED = "unclean_leader_elected"
+    """This broker became leader from outside the ISR: acknowledged records may be lost."""
+    ISR_SHRUNK = "isr_shrunk"
+    """The leader removed lagging or dead replicas (``removed``) from the ISR."""
+    ISR_EXPANDED = "isr_expanded"
+    """The leader added caught-up replicas (``added``) back to the ISR."""
+    LOG_TRUNCATED = "log_truncated"
+    """A follower cut its log back to agree with the leader (uncommitted records are gone)."""
+    REQUEST_FENCED = "request_fenced"
+    """A request carried a stale leader or broker epoch and was refused (``api``)."""
+
+    # Records and log housekeeping
+    RECORDS_DELETED = "records_deleted"
+    """DeleteRecords moved a partition's log start to ``log_start_offset``."""
+    DUPLICATE_SUPPRESSED = "duplicate_suppressed"
+    """An idempotent producer's retry was recognised and answered with its first offsets."""
+    PRODUCER_ID_ASSIGNED = "producer_id_assigned"
+    """InitProducerId gave a producer its ``producer_id`` and ``producer_epoch``."""
+
+    # Consumer groups
+    GROUP_PARTITION_LOADED = "group_partition_loaded"
+    """This broker loaded a ``__consumer_offsets`` partition: it coordinates its groups."""
+    GROUP_REBALANCED = "group_rebalanced"
+    """A group completed a rebalance into a new ``generation``."""
+    GROUP_MEMBER_REMOVED = "group_member_removed"
+    """A member left a group or its session expired (``reason``)."""
+    OFFSETS_COMMITTED = "offsets_committed"
+    """A group committed consumer offsets."""
+
+
+class EventSink(Protocol):
+    """Where a component reports events: ``EventLog.emit`` on a broker, a list in tests."""
+
+    def __call__(self, event_type: EventType, /, **fields: Any) -> None: ...
