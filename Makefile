@@ -30,7 +30,7 @@ status:
 	$(BIN)/kafkalite status --dir $(DIR)
 
 test: setup  ## second README command: lint, types, layering, and every test suite
-	$(BIN)/ruff check kafkalite tests bench
+	$(BIN)/ruff check kafkalite grader tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/pytest -n 2 --dist loadgroup
@@ -39,8 +39,8 @@ test-unit: setup
 	$(BIN)/pytest -m unit
 
 lint: setup
-	$(BIN)/ruff check kafkalite tests bench
-	$(BIN)/ruff format --check kafkalite tests bench
+	$(BIN)/ruff check kafkalite grader tests bench
+	$(BIN)/ruff format --check kafkalite grader tests bench
 
 typecheck: setup
 	$(BIN)/mypy

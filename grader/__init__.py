@@ -1,0 +1,1 @@
+"""The autograder: students' lab work graded under real faults, results for Gradescope."""
