@@ -127,8 +127,15 @@ class KafkaServer:
         in_flight: set[asyncio.Task[bytes | None]] = set()
         sender = asyncio.create_task(self._send_in_order(responses, writer))
         try:
-            while not sender.done():
-                frame = await self._read_frame(reader)
+            while True:
+                # A request that ends the connection fails the sender; notice it at once
+                # rather than at the client's next request (which may never come).
+                reading = asyncio.ensure_future(self._read_frame(reader))
+                await asyncio.wait((reading, sender), return_when=asyncio.FIRST_COMPLETED)
+                if sender.done():
+                    reading.cancel()
+                    break
+                frame = reading.result()
                 if in_flight and peek_api(frame)[0] != PRODUCE_KEY:
                     await asyncio.wait(in_flight)
                 handling = asyncio.create_task(self._handle(frame, peer))

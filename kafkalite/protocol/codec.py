@@ -57,6 +57,7 @@ class Request:
     api_version: int
     header: RequestHeader
     body: Any
+    trailing_bytes: int = 0
 
     @property
     def correlation_id(self) -> int:
@@ -90,7 +91,7 @@ def _response_schema(api_key: int, api_version: int) -> type[ResponsePayload]:
 
 
 def decode_request(frame: bytes) -> Request:
-    """Decode one frame (without its size prefix); the whole frame must be consumed."""
+    """Decode one frame (without its size prefix)."""
     api_key, api_version, correlation_id = peek_api(frame)
     schema = _request_schema(api_key, api_version)
     if schema is None:
@@ -102,12 +103,9 @@ def decode_request(frame: bytes) -> Request:
         body, body_size = entity_reader(schema)(frame, header_size)
     except Exception as exc:  # kio raises many types on garbage; all mean "malformed"
         raise MalformedRequestError(f"cannot decode {schema.__name__}: {exc}") from exc
-    end = header_size + body_size
-    if end != len(frame):
-        raise MalformedRequestError(
-            f"{schema.__name__} has {len(frame) - end} trailing bytes after the body"
-        )
-    return Request(api_key, api_version, header, body)
+    # Bytes after the body are ignored, as Kafka ignores them: librdkafka 2.0 ended its
+    # flexible requests with one tagged-field section too many, and Kafka answered them.
+    return Request(api_key, api_version, header, body, len(frame) - header_size - body_size)
 
 
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: Any) -> bytes:

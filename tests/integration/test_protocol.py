@@ -171,3 +171,13 @@ def test_fetch_from_a_broker_that_is_not_a_replica_is_refused(bootstrap: str, to
         part = conn.request(request).responses[0].partitions[0]
     assert part.error_code == 6  # NOT_LEADER_OR_FOLLOWER: broker 7 is not a replica
     assert part.records == b""
+
+
+def test_a_request_the_broker_cannot_serve_closes_the_connection_at_once(bootstrap: str) -> None:
+    # Metadata v99 from a client that keeps its connection open and waits for an answer:
+    # Kafka closes the connection, so the client fails over at once instead of waiting for
+    # its request timeout.
+    payload = struct.pack(">hhi", 3, 99, 5) + struct.pack(">h", 1) + b"x"
+    with RawConnection(bootstrap, timeout=8) as conn:
+        conn.send_bytes(struct.pack(">i", len(payload)) + payload)
+        assert conn.sock.recv(1) == b""  # closed by the broker, not a timeout

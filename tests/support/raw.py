@@ -72,7 +72,11 @@ class RawConnection:
         return self.correlation_id
 
     def receive(self, body_type: type[Any]) -> tuple[int, Any]:
-        frame = self.read_frame()
+        return self.decode(self.read_frame(), body_type)
+
+    @staticmethod
+    def decode(frame: bytes, body_type: type[Any]) -> tuple[int, Any]:
+        """``(correlation id, response body)`` of a response to a ``body_type`` request."""
         api_key, version = body_type.__api_key__, body_type.__version__
         response_cls = load_response_schema(api_key, version)
         header_cls = (

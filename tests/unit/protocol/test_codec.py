@@ -42,10 +42,11 @@ def test_legacy_request_round_trip() -> None:
     assert request.body == body
 
 
-def test_trailing_bytes_are_malformed() -> None:
-    frame = encode_request(MetadataRequestV0(topics=()), correlation_id=1)[4:] + b"\x00"
-    with pytest.raises(MalformedRequestError, match="trailing"):
-        decode_request(frame)
+def test_trailing_bytes_are_ignored_as_kafka_ignores_them() -> None:
+    body = MetadataRequestV0(topics=())
+    request = decode_request(encode_request(body, correlation_id=1)[4:] + b"\x00\x00")
+    assert request.body == body
+    assert request.trailing_bytes == 2
 
 
 def test_garbage_body_is_malformed() -> None:
