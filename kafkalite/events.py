@@ -79,6 +79,13 @@ class EventType(StrEnum):
     """A member left a group or its session expired (``reason``)."""
     OFFSETS_COMMITTED = "offsets_committed"
     """A group committed consumer offsets."""
+    OFFSETS_DELETED = "offsets_deleted"
+    """OffsetDelete removed a group's committed offsets for ``partitions``."""
+    GROUP_DELETED = "group_deleted"
+    """DeleteGroups removed an empty ``group`` and its committed offsets."""
+    STATIC_MEMBER_REJOINED = "static_member_rejoined"
+    """A static member (``group_instance_id``) came back as ``member`` and got its old
+    assignment without a rebalance; ``replaced`` is the member id it had."""
 
 
 class EventSink(Protocol):

@@ -117,6 +117,7 @@ class Broker:
             self.events.emit,
             lambda: int(self.image.broker_config("group.min.session.timeout.ms")),
             lambda: int(self.image.broker_config("group.max.session.timeout.ms")),
+            lambda: int(self.image.broker_config("group.initial.rebalance.delay.ms")),
         )
         max_request_bytes = int(config.overrides.get("socket.request.max.bytes", "104857600"))
         self.server = KafkaServer(self, max_request_bytes, HANDLERS)

@@ -305,7 +305,10 @@ class ControllerChannel:
 
     # ---- operations brokers start themselves (auto-create, internal topics, settings) ------
     async def create_topics(
-        self, topics: Sequence[CreatableTopic], validate_only: bool = False
+        self,
+        topics: Sequence[CreatableTopic],
+        validate_only: bool = False,
+        timeout_s: float = CALL_TIMEOUT_S,
     ) -> list[CreatedTopic]:
         async def remote(peer: PeerConnection) -> list[CreatedTopic]:
             request = build(
@@ -332,7 +335,9 @@ class ControllerChannel:
             await self.barrier()
             return results
 
-        return await self._call(lambda: self.service.create_topics(topics, validate_only), remote)
+        return await self._call(
+            lambda: self.service.create_topics(topics, validate_only), remote, timeout_s
+        )
 
     async def alter_configs(
         self,

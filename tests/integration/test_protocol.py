@@ -15,6 +15,7 @@ from kio.schema.produce.v9.request import PartitionProduceData, ProduceRequest, 
 
 from kafkalite.protocol.records import Record, build_batch
 from tests.support.raw import RawConnection
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.interop
 
@@ -47,13 +48,13 @@ def produce_request(topic: str, batch: bytes, acks: int) -> ProduceRequest:
 
 
 def create_topic(conn: RawConnection, topic: str) -> None:
+    """Auto-create ``topic`` with Metadata, asking again while it is LEADER_NOT_AVAILABLE."""
     request = MetadataRequest(
         topics=(MetadataRequestTopic(topic_id=None, name=topic),),
         allow_auto_topic_creation=True,
         include_topic_authorized_operations=False,
     )
-    response = conn.request(request)
-    assert response.topics[0].error_code == 0
+    wait_for(lambda: conn.request(request).topics[0].error_code == 0, what=f"{topic} created")
 
 
 def test_api_versions_lists_the_supported_ranges(bootstrap: str) -> None:

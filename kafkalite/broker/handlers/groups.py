@@ -96,6 +96,7 @@ async def sync_group(ctx: RequestContext, request: Any) -> Any:
             int(request.generation_id),
             request.member_id,
             {a.member_id: bytes(a.assignment) for a in request.assignments},
+            getattr(request, "group_instance_id", None),
         )
         error = ErrorCode.none
     except KafkaError as exc:
@@ -114,7 +115,10 @@ async def sync_group(ctx: RequestContext, request: Any) -> Any:
 async def heartbeat(ctx: RequestContext, request: Any) -> Any:
     try:
         ctx.broker.group_coordinator.heartbeat(
-            request.group_id, int(request.generation_id), request.member_id
+            request.group_id,
+            int(request.generation_id),
+            request.member_id,
+            getattr(request, "group_instance_id", None),
         )
         error = ErrorCode.none
     except KafkaError as exc:
@@ -126,18 +130,22 @@ async def heartbeat(ctx: RequestContext, request: Any) -> Any:
 async def leave_group(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     members = getattr(request, "members", None)
-    ids = [m.member_id for m in members] if members is not None else [request.member_id]
+    leaving: list[tuple[str, str | None]] = (
+        [(m.member_id, m.group_instance_id) for m in members]
+        if members is not None
+        else [(request.member_id, None)]
+    )
     try:
-        results = ctx.broker.group_coordinator.leave(request.group_id, ids)
+        results = ctx.broker.group_coordinator.leave(request.group_id, leaving)
         error = ErrorCode.none if ctx.version >= 3 else results[0]
     except KafkaError as exc:
-        results, error = [exc.code] * len(ids), exc.code
+        results, error = [exc.code] * len(leaving), exc.code
     return s.LeaveGroupResponse(
         throttle_time=0,
         error_code=error,
         members=tuple(
-            s.MemberResponse(member_id=m, group_instance_id=None, error_code=e)
-            for m, e in zip(ids, results, strict=True)
+            s.MemberResponse(member_id=m, group_instance_id=i, error_code=e)
+            for (m, i), e in zip(leaving, results, strict=True)
         )
         if s.has_field("LeaveGroupResponse", "members")
         else (),
@@ -212,3 +220,15 @@ async def describe_groups(ctx: RequestContext, request: Any) -> Any:
     return ctx.schema.DescribeGroupsResponse(
         throttle_time=0, groups=tuple(_describe(ctx, g) for g in request.groups)
     )
+
+
+@handles(42, 0, 2)
+async def delete_groups(ctx: RequestContext, request: Any) -> Any:
+    """DeleteGroups: an empty group and its committed offsets (NON_EMPTY_GROUP otherwise)."""
+    s = ctx.schema
+    coordinator = ctx.broker.group_coordinator
+    results = [
+        s.DeletableGroupResult(group_id=g, error_code=await coordinator.delete_group(g))
+        for g in request.groups_names
+    ]
+    return s.DeleteGroupsResponse(throttle_time=0, results=tuple(results))

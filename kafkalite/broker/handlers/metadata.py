@@ -2,11 +2,15 @@
 
 Answered from this broker's replayed metadata image, so any broker can answer it. A topic
 the client names that does not exist is created on the spot when the client allows it and
-``auto.create.topics.enable`` is true, as Kafka does.
+``auto.create.topics.enable`` is true, as Kafka does, and answered LEADER_NOT_AVAILABLE
+(retriable) in that response: its leaders are only now learning of it, and a client that
+went straight to one would be told UNKNOWN_TOPIC_OR_PARTITION. When no controller can
+create it in time (an election under way), the answer is the same retriable error.
 """
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from typing import Any
 
@@ -17,10 +21,12 @@ from kafkalite.controller.quorum_controller import (
     CreatableTopic,
     topic_name_error,
 )
+from kafkalite.controller.raft_quorum import NotControllerError
 from kafkalite.metadata.image import TopicImage
 from kafkalite.protocol.errors import ErrorCode
 
 ZERO_UUID = uuid.UUID(int=0)
+AUTO_CREATE_TIMEOUT_S = 5.0  # then answer a retriable error; clients ask again
 
 
 def _requested_names(ctx: RequestContext, request: Any) -> list[str] | None:
@@ -30,13 +36,18 @@ def _requested_names(ctx: RequestContext, request: Any) -> list[str] | None:
     return [t.name for t in request.topics if t.name is not None]
 
 
-async def auto_create(ctx: RequestContext, names: list[str]) -> None:
+async def auto_create(ctx: RequestContext, names: list[str]) -> set[str]:
+    """Create the missing topics among ``names``; returns the ones asked to be created."""
     broker = ctx.broker
     if broker.image.broker_config("auto.create.topics.enable").lower() != "true":
-        return
+        return set()
     missing = [n for n in names if broker.image.topic(n) is None and topic_name_error(n) is None]
     if missing:
-        await broker.controller.create_topics([CreatableTopic(n, -1, -1) for n in missing])
+        with contextlib.suppress(NotControllerError):
+            await broker.controller.create_topics(
+                [CreatableTopic(n, -1, -1) for n in missing], timeout_s=AUTO_CREATE_TIMEOUT_S
+            )
+    return set(missing)
 
 
 def _topic(ctx: RequestContext, image_topic: TopicImage) -> Any:
@@ -66,12 +77,13 @@ def _topic(ctx: RequestContext, image_topic: TopicImage) -> Any:
     )
 
 
-def _missing(ctx: RequestContext, name: str) -> Any:
-    error = (
-        ErrorCode.invalid_topic_exception
-        if topic_name_error(name)
-        else (ErrorCode.unknown_topic_or_partition)
-    )
+def _missing(ctx: RequestContext, name: str, being_created: bool = False) -> Any:
+    if topic_name_error(name):
+        error = ErrorCode.invalid_topic_exception
+    elif being_created:
+        error = ErrorCode.leader_not_available
+    else:
+        error = ErrorCode.unknown_topic_or_partition
     return ctx.schema.MetadataResponseTopic(
         error_code=error, name=name, topic_id=ZERO_UUID, partitions=()
     )
@@ -81,13 +93,17 @@ def _missing(ctx: RequestContext, name: str) -> Any:
 async def metadata(ctx: RequestContext, request: Any) -> Any:
     image = ctx.broker.image
     names = _requested_names(ctx, request)
+    created: set[str] = set()
     if names is not None and getattr(request, "allow_auto_topic_creation", True):
-        await auto_create(ctx, names)
+        created = await auto_create(ctx, names)
     if names is None:
         topics = [_topic(ctx, t) for t in sorted(image.topics_by_id.values(), key=lambda t: t.name)]
     else:
         topics = [
-            _topic(ctx, found) if (found := image.topic(n)) else _missing(ctx, n) for n in names
+            _topic(ctx, found)
+            if (found := image.topic(n)) and n not in created
+            else _missing(ctx, n, n in created)
+            for n in names
         ]
     s = ctx.schema
     brokers = tuple(

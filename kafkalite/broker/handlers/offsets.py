@@ -1,4 +1,5 @@
-"""OffsetCommit and OffsetFetch: a group's consumed position, kept in __consumer_offsets."""
+"""OffsetCommit, OffsetFetch and OffsetDelete: a group's consumed position, kept in
+__consumer_offsets."""
 
 from __future__ import annotations
 
@@ -13,26 +14,38 @@ from kafkalite.protocol.errors import ErrorCode, KafkaError
 
 @handles(8, 2, 8)
 async def offset_commit(ctx: RequestContext, request: Any) -> Any:
+    """Partitions that do not exist get UNKNOWN_TOPIC_OR_PARTITION (Kafka checks them before
+    the group does); the others are committed together, or fail together."""
     s = ctx.schema
     now = ctx.broker.now_ms()
-    offsets = {
-        (t.name, int(p.partition_index)): CommittedOffset(
-            int(p.committed_offset),
-            int(getattr(p, "committed_leader_epoch", -1)),
-            p.committed_metadata,
-            now,
-        )
-        for t in request.topics
-        for p in t.partitions
-    }
-    try:
-        await ctx.broker.group_coordinator.commit(
-            request.group_id, int(request.generation_id_or_member_epoch), request.member_id, offsets
-        )
-        error = ErrorCode.none
-    except KafkaError as exc:
-        error = exc.code
-    if error == ErrorCode.none:
+    image = ctx.broker.image
+    errors: dict[tuple[str, int], ErrorCode] = {}
+    offsets: dict[tuple[str, int], CommittedOffset] = {}
+    for t in request.topics:
+        for p in t.partitions:
+            key = (t.name, int(p.partition_index))
+            if image.partition(*key) is None:
+                errors[key] = ErrorCode.unknown_topic_or_partition
+                continue
+            offsets[key] = CommittedOffset(
+                int(p.committed_offset),
+                int(getattr(p, "committed_leader_epoch", -1)),
+                p.committed_metadata,
+                now,
+            )
+    error = ErrorCode.none
+    if offsets:
+        try:
+            await ctx.broker.group_coordinator.commit(
+                request.group_id,
+                int(request.generation_id_or_member_epoch),
+                request.member_id,
+                offsets,
+                getattr(request, "group_instance_id", None),
+            )
+        except KafkaError as exc:
+            error = exc.code
+    if offsets and error == ErrorCode.none:
         ctx.broker.events.emit(
             EventType.OFFSETS_COMMITTED,
             group=request.group_id,
@@ -40,18 +53,33 @@ async def offset_commit(ctx: RequestContext, request: Any) -> Any:
         )
     return s.OffsetCommitResponse(
         throttle_time=0,
-        topics=tuple(
-            s.OffsetCommitResponseTopic(
-                name=t.name,
-                partitions=tuple(
-                    s.OffsetCommitResponsePartition(
-                        partition_index=p.partition_index, error_code=error
-                    )
-                    for p in t.partitions
-                ),
-            )
-            for t in request.topics
-        ),
+        topics=_partition_errors(ctx, "OffsetCommit", request.topics, errors, error),
+    )
+
+
+def _partition_errors(
+    ctx: RequestContext,
+    api: str,
+    topics: Any,
+    errors: dict[tuple[str, int], ErrorCode],
+    default: ErrorCode,
+) -> tuple[Any, ...]:
+    """``<api>ResponseTopic``s echoing the requested partitions, each with its error."""
+    s = ctx.schema
+    topic_cls = getattr(s, f"{api}ResponseTopic")
+    partition_cls = getattr(s, f"{api}ResponsePartition")
+    return tuple(
+        topic_cls(
+            name=t.name,
+            partitions=tuple(
+                partition_cls(
+                    partition_index=p.partition_index,
+                    error_code=errors.get((t.name, int(p.partition_index)), default),
+                )
+                for p in t.partitions
+            ),
+        )
+        for t in topics
     )
 
 
@@ -89,4 +117,23 @@ async def offset_fetch(ctx: RequestContext, request: Any) -> Any:
             )
             for topic, indexes in wanted.items()
         ),
+    )
+
+
+@handles(47, 0, 0)
+async def offset_delete(ctx: RequestContext, request: Any) -> Any:
+    """OffsetDelete: forget committed offsets of topics the group no longer consumes."""
+    s = ctx.schema
+    wanted = [(t.name, int(p.partition_index)) for t in request.topics for p in t.partitions]
+    try:
+        results = await ctx.broker.group_coordinator.delete_offsets(request.group_id, wanted)
+        error = ErrorCode.none
+    except KafkaError as exc:
+        results, error = {}, exc.code
+    return s.OffsetDeleteResponse(
+        error_code=error,
+        throttle_time=0,
+        topics=_partition_errors(ctx, "OffsetDelete", request.topics, results, ErrorCode.none)
+        if error == ErrorCode.none
+        else (),
     )

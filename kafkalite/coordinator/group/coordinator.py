@@ -2,9 +2,9 @@
 
 A JoinGroup is parked until every member has rejoined or the rebalance timeout passes; a
 follower's SyncGroup is parked until the leader sends the assignment; a ticker expires
-members whose heartbeats stopped. Every wait is bounded. Commits and group metadata are
-written to ``__consumer_offsets`` and acknowledged only once committed there, so they
-survive a coordinator restart. One asyncio task (the broker's loop) owns all of it.
+members whose heartbeats stopped and ends initial delays. Every wait is bounded. What is
+kept (groups, committed offsets) and how it is written to ``__consumer_offsets`` is the
+``GroupMetadataManager``'s job. One asyncio task (the broker's loop) owns all of it.
 """
 
 from __future__ import annotations
@@ -12,23 +12,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from kafkalite.coordinator.group.consumer_protocol import subscribed_topics
 from kafkalite.coordinator.group.group import Group, GroupState, Member
-from kafkalite.coordinator.group.offsets_log import (
-    CommittedOffset,
-    OffsetsTopic,
-    decode,
-    group_record,
-    offset_record,
-    partition_for,
-)
-from kafkalite.events import EventSink, EventType
+from kafkalite.coordinator.group.metadata_manager import GroupMetadataManager
+from kafkalite.coordinator.group.offsets_log import CommittedOffset, OffsetsTopic
+from kafkalite.events import EventType
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
 log = logging.getLogger(__name__)
 TICK_S = 0.1
+EventSink = Callable[..., None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,19 +60,22 @@ class GroupCoordinator:
         emit: EventSink,
         min_session_ms: Callable[[], int],
         max_session_ms: Callable[[], int],
+        initial_rebalance_delay_ms: Callable[[], int] = lambda: 0,
     ) -> None:
-        self.offsets = offsets
+        self.manager = GroupMetadataManager(offsets, now_ms, emit)
         self.now_ms = now_ms
         self.emit = emit
         self.min_session_ms = min_session_ms
         self.max_session_ms = max_session_ms
-        self.groups: dict[str, Group] = {}
-        self.committed: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
-        self._loaded: dict[int, int] = {}  # offsets partition -> leader epoch loaded in
+        self.initial_rebalance_delay_ms = initial_rebalance_delay_ms
         self._join_waiters: dict[tuple[str, str], asyncio.Future[JoinResult]] = {}
         self._sync_waiters: dict[tuple[str, str], asyncio.Future[bytes]] = {}
         self._pending_members: set[tuple[str, str]] = set()
         self._ticker: asyncio.Task[None] | None = None
+
+    @property
+    def groups(self) -> dict[str, Group]:
+        return self.manager.groups
 
     def start(self) -> None:
         self._ticker = asyncio.create_task(self._tick_forever(), name="group-coordinator")
@@ -87,60 +86,8 @@ class GroupCoordinator:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._ticker
 
-    # ---- ownership and loading ---------------------------------------------------
-
     def check_coordinator(self, group_id: str) -> int:
-        """The offsets partition of ``group_id``, loaded; NOT_COORDINATOR when not ours.
-
-        State is reloaded from the log whenever this broker's leadership of the partition
-        is a new one (a new leader epoch): in between, another coordinator may have taken
-        commits that the memory of an earlier leadership does not have."""
-        partition = partition_for(group_id, self.offsets.partition_count())
-        epoch = self.offsets.leader_epoch(partition)
-        if epoch is None:
-            self._loaded.pop(partition, None)
-            raise KafkaError(ErrorCode.not_coordinator)
-        if self._loaded.get(partition) != epoch:
-            self._forget(partition)
-            self._load(partition)
-            self._loaded[partition] = epoch
-        return partition
-
-    def _forget(self, partition: int) -> None:
-        count = self.offsets.partition_count()
-        for group_id in [g for g in self.groups if partition_for(g, count) == partition]:
-            self.groups.pop(group_id, None)
-            self.committed.pop(group_id, None)
-
-    def _load(self, partition: int) -> None:
-        """Replay the partition: the latest value per key wins, as compaction would keep."""
-        count = self.offsets.partition_count()
-        for record in self.offsets.read_all(partition):
-            decoded = decode(record)
-            if decoded is None:
-                continue
-            key, value = decoded
-            group_id = str(key.get("group"))
-            if partition_for(group_id, count) != partition:
-                continue
-            if key.get("type") == "offset":
-                self.groups.setdefault(group_id, Group(group_id))
-                offsets = self.committed.setdefault(group_id, {})
-                tp = (str(key["topic"]), int(key["partition"]))
-                if value is None:
-                    offsets.pop(tp, None)
-                else:
-                    offsets[tp] = CommittedOffset(
-                        int(value["offset"]),
-                        int(value["leader_epoch"]),
-                        value.get("metadata"),
-                        int(value["commit_timestamp"]),
-                    )
-            elif key.get("type") == "group" and value is not None:
-                group = self.groups.setdefault(group_id, Group(group_id))
-                group.generation_id = max(group.generation_id, int(value["generation"]))
-                group.protocol_type = value.get("protocol_type")
-        self.emit(EventType.GROUP_PARTITION_LOADED, partition=partition)
+        return self.manager.check_coordinator(group_id)
 
     def _group(self, group_id: str) -> Group:
         self.check_coordinator(group_id)
@@ -155,17 +102,19 @@ class GroupCoordinator:
         self.check_coordinator(req.group_id)
         if not self.min_session_ms() <= req.session_timeout_ms <= self.max_session_ms():
             return JoinResult(ErrorCode.invalid_session_timeout)
-        group = self.groups.setdefault(req.group_id, Group(req.group_id))
-        if group.state == GroupState.DEAD:
-            group = self.groups[req.group_id] = Group(req.group_id)
+        group = self.manager.get_or_create(req.group_id)
         if not group.supports(req.protocol_type, req.protocols):
             return JoinResult(ErrorCode.inconsistent_group_protocol)
         member_id = req.member_id
         if not member_id:
             member_id = Group.new_member_id(req.client_id)
-            if req.require_known_member_id:
+            if group.static_member(req.group_instance_id) is not None:
+                return await self._rejoin_static(group, member_id, req)
+            if req.require_known_member_id and req.group_instance_id is None:
                 self._pending_members.add((req.group_id, member_id))
                 return JoinResult(ErrorCode.member_id_required, member_id=member_id)
+        elif group.is_fenced_instance(member_id, req.group_instance_id):
+            return JoinResult(ErrorCode.fenced_instance_id, member_id=member_id)
         elif member_id not in group.members and (req.group_id, member_id) not in (
             self._pending_members
         ):
@@ -183,29 +132,84 @@ class GroupCoordinator:
                 req.group_instance_id,
             )
             group.add_member(member, req.protocol_type)
+            group.extend_initial_delay(self.now_ms(), self.initial_rebalance_delay_ms())
         else:
             member.last_heartbeat_ms = self.now_ms()
             if self._is_redundant_rejoin(group, member, req.protocols):
                 return self._join_result(group, member_id)
-            member.protocols = req.protocols
-            member.session_timeout_ms = req.session_timeout_ms
-            member.rebalance_timeout_ms = req.rebalance_timeout_ms
+            self._update(member, req)
+        return await self._join_rebalance(group, member)
+
+    @staticmethod
+    def _update(member: Member, req: JoinRequest) -> None:
+        member.protocols = req.protocols
+        member.session_timeout_ms = req.session_timeout_ms
+        member.rebalance_timeout_ms = req.rebalance_timeout_ms
+
+    async def _join_rebalance(self, group: Group, member: Member) -> JoinResult:
+        """``member`` takes part in the group's next generation: wait for it to form."""
         member.last_heartbeat_ms = self.now_ms()
         if group.state != GroupState.PREPARING_REBALANCE:
-            group.prepare_rebalance(self.now_ms())
+            group.prepare_rebalance(self.now_ms(), self.initial_rebalance_delay_ms())
             self._fail_sync_waiters(group, ErrorCode.rebalance_in_progress)
         member.joined = True
+        member_id = member.member_id
         waiter: asyncio.Future[JoinResult] = asyncio.get_running_loop().create_future()
         previous = self._join_waiters.pop((group.group_id, member_id), None)
         if previous is not None and not previous.done():
             previous.set_result(JoinResult(ErrorCode.unknown_member_id, member_id=member_id))
         self._join_waiters[(group.group_id, member_id)] = waiter
         self._maybe_complete_join(group)
-        timeout_s = req.rebalance_timeout_ms / 1000 + 5
+        timeout_s = member.rebalance_timeout_ms / 1000 + 5
         try:
             return await asyncio.wait_for(asyncio.shield(waiter), timeout_s)
         except TimeoutError:
             return JoinResult(ErrorCode.rebalance_in_progress, member_id=member_id)
+
+    async def _rejoin_static(self, group: Group, member_id: str, req: JoinRequest) -> JoinResult:
+        """A static member came back without its member id (KIP-345): it takes its old
+        place under ``member_id``, and the old id is fenced. In a stable group whose
+        protocol it does not change, nobody else rebalances: it gets the generation it was
+        in, with the old leader id, so that it does not reassign even if it led; its
+        SyncGroup then returns its old assignment."""
+        assert req.group_instance_id is not None
+        old_leader = group.leader_id or ""
+        old_member_id = group.replace_static_member(req.group_instance_id, member_id)
+        self._fence(group, old_member_id)
+        member = group.members[member_id]
+        member.client_id, member.client_host = req.client_id, req.client_host
+        unchanged = member.protocols == req.protocols
+        self._update(member, req)
+        member.last_heartbeat_ms = self.now_ms()
+        if group.state == GroupState.STABLE and unchanged:
+            await self.manager.store_group(group)
+            self.emit(
+                EventType.STATIC_MEMBER_REJOINED,
+                group=group.group_id,
+                group_instance_id=req.group_instance_id,
+                member=member_id,
+                replaced=old_member_id,
+                generation=group.generation_id,
+            )
+            return JoinResult(
+                ErrorCode.none,
+                group.generation_id,
+                group.protocol_type,
+                group.protocol_name,
+                old_leader,
+                member_id,
+            )
+        return await self._join_rebalance(group, member)
+
+    def _fence(self, group: Group, old_member_id: str) -> None:
+        """The static member's older incarnation is waiting in a join or a sync: answer it
+        FENCED_INSTANCE_ID."""
+        self._resolve_join(
+            group, old_member_id, JoinResult(ErrorCode.fenced_instance_id, member_id=old_member_id)
+        )
+        waiter = self._sync_waiters.pop((group.group_id, old_member_id), None)
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(KafkaError(ErrorCode.fenced_instance_id))
 
     @staticmethod
     def _is_redundant_rejoin(
@@ -244,7 +248,7 @@ class GroupCoordinator:
     def _maybe_complete_join(self, group: Group, timed_out: bool = False) -> None:
         if group.state != GroupState.PREPARING_REBALANCE:
             return
-        if not (group.all_joined() or timed_out):
+        if not (group.ready_to_complete_join(self.now_ms()) or timed_out):
             return
         removed = group.complete_join()
         for mid in removed:
@@ -268,7 +272,15 @@ class GroupCoordinator:
 
     # ---- sync, heartbeat, leave ------------------------------------------------------
 
-    def _member(self, group: Group, member_id: str, generation_id: int) -> Member:
+    def _member(
+        self,
+        group: Group,
+        member_id: str,
+        generation_id: int,
+        group_instance_id: str | None = None,
+    ) -> Member:
+        if group.is_fenced_instance(member_id, group_instance_id):
+            raise KafkaError(ErrorCode.fenced_instance_id)
         member = group.members.get(member_id)
         if member is None:
             raise KafkaError(ErrorCode.unknown_member_id)
@@ -278,17 +290,22 @@ class GroupCoordinator:
         return member
 
     async def sync(
-        self, group_id: str, generation_id: int, member_id: str, assignments: dict[str, bytes]
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        assignments: dict[str, bytes],
+        group_instance_id: str | None = None,
     ) -> bytes:
         group = self._group(group_id)
-        member = self._member(group, member_id, generation_id)
+        member = self._member(group, member_id, generation_id, group_instance_id)
         if group.state == GroupState.PREPARING_REBALANCE:
             raise KafkaError(ErrorCode.rebalance_in_progress)
         if group.state == GroupState.STABLE:
             return member.assignment
         if member_id == group.leader_id:
             group.complete_sync(assignments)
-            await self._store_group(group)
+            await self.manager.store_group(group)
             for (gid, mid), pending in list(self._sync_waiters.items()):
                 if gid == group_id and not pending.done():
                     pending.set_result(
@@ -310,22 +327,37 @@ class GroupCoordinator:
                 waiter.set_exception(KafkaError(error))
                 self._sync_waiters.pop((gid, mid))
 
-    def heartbeat(self, group_id: str, generation_id: int, member_id: str) -> None:
+    def heartbeat(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        group_instance_id: str | None = None,
+    ) -> None:
         group = self._group(group_id)
+        if group.is_fenced_instance(member_id, group_instance_id):
+            raise KafkaError(ErrorCode.fenced_instance_id)
         if group.state == GroupState.PREPARING_REBALANCE and member_id in group.members:
             group.members[member_id].last_heartbeat_ms = self.now_ms()
             raise KafkaError(ErrorCode.rebalance_in_progress)
         self._member(group, member_id, generation_id)
 
-    def leave(self, group_id: str, member_ids: list[str]) -> list[ErrorCode]:
+    def leave(self, group_id: str, members: Iterable[tuple[str, str | None]]) -> list[ErrorCode]:
+        """LeaveGroup for ``(member_id, group_instance_id)`` pairs; a static member may be
+        named by its instance id alone (an admin removing it)."""
         group = self._group(group_id)
         results = []
-        for mid in member_ids:
-            if mid not in group.members:
+        for member_id, instance_id in members:
+            holder = group.static_member(instance_id)
+            if instance_id is not None and holder is None:
                 results.append(ErrorCode.unknown_member_id)
-                continue
-            self._remove(group, mid, "left")
-            results.append(ErrorCode.none)
+            elif holder is not None and member_id and member_id != holder:
+                results.append(ErrorCode.fenced_instance_id)
+            elif (holder or member_id) not in group.members:
+                results.append(ErrorCode.unknown_member_id)
+            else:
+                self._remove(group, holder or member_id, "left")
+                results.append(ErrorCode.none)
         return results
 
     def _remove(self, group: Group, member_id: str, reason: str) -> None:
@@ -342,16 +374,18 @@ class GroupCoordinator:
     async def _tick_forever(self) -> None:
         while True:
             await asyncio.sleep(TICK_S)
-            now = self.now_ms()
-            for group in list(self.groups.values()):
-                for mid in group.expired_members(now):
-                    self._remove(group, mid, "session timeout")
-                if group.state == GroupState.PREPARING_REBALANCE and (
-                    now >= group.rebalance_deadline_ms
-                ):
-                    self._maybe_complete_join(group, timed_out=True)
+            self.tick()
 
-    # ---- offsets -------------------------------------------------------------------
+    def tick(self) -> None:
+        """Expire silent members; end joins whose deadline or initial delay has passed."""
+        now = self.now_ms()
+        for group in list(self.groups.values()):
+            for mid in group.expired_members(now):
+                self._remove(group, mid, "session timeout")
+            if group.state == GroupState.PREPARING_REBALANCE:
+                self._maybe_complete_join(group, timed_out=now >= group.rebalance_deadline_ms)
+
+    # ---- offsets and administration ------------------------------------------------
 
     async def commit(
         self,
@@ -359,32 +393,48 @@ class GroupCoordinator:
         generation_id: int,
         member_id: str,
         offsets: dict[tuple[str, int], CommittedOffset],
+        group_instance_id: str | None = None,
     ) -> None:
-        partition = self.check_coordinator(group_id)
+        self.check_coordinator(group_id)
         group = self.groups.setdefault(group_id, Group(group_id))  # simple commits create it
-        has_members = group is not None and bool(group.members)
-        if generation_id >= 0 or member_id or has_members:
+        if generation_id >= 0 or member_id or group.members:
             if group.state == GroupState.COMPLETING_REBALANCE:
                 raise KafkaError(ErrorCode.rebalance_in_progress)
-            self._member(group, member_id, generation_id)
-        records = [offset_record(group_id, t, p, c) for (t, p), c in offsets.items()]
-        await self.offsets.append(partition, records)
-        self.committed.setdefault(group_id, {}).update(offsets)
+            self._member(group, member_id, generation_id, group_instance_id)
+        await self.manager.store_offsets(group_id, offsets)
 
     def fetch_offsets(self, group_id: str) -> dict[tuple[str, int], CommittedOffset]:
-        self.check_coordinator(group_id)
-        return dict(self.committed.get(group_id, {}))
-
-    async def _store_group(self, group: Group) -> None:
-        partition = self.check_coordinator(group.group_id)
-        value = {
-            "protocol_type": group.protocol_type,
-            "generation": group.generation_id,
-            "protocol": group.protocol_name,
-            "leader": group.leader_id,
-            "members": sorted(group.members),
-        }
-        await self.offsets.append(partition, [group_record(group.group_id, value, self.now_ms())])
+        return self.manager.fetch_offsets(group_id)
 
     def list_groups(self) -> list[Group]:
-        return [g for g in self.groups.values() if g.state != GroupState.DEAD]
+        return self.manager.list_groups()
+
+    async def delete_group(self, group_id: str) -> ErrorCode:
+        return await self.manager.delete_group(group_id)
+
+    async def delete_offsets(
+        self, group_id: str, partitions: list[tuple[str, int]]
+    ) -> dict[tuple[str, int], ErrorCode]:
+        """OffsetDelete: a group's offsets for partitions of topics none of its members is
+        subscribed to (GROUP_SUBSCRIBED_TO_TOPIC for the others)."""
+        self.check_coordinator(group_id)
+        group = self.groups.get(group_id)
+        if group is None or group.state == GroupState.DEAD:
+            raise KafkaError(ErrorCode.group_id_not_found)
+        subscribed: set[str] = set()
+        if group.protocol_type == "consumer" and group.protocol_name:
+            for member in group.members.values():
+                subscribed |= subscribed_topics(member.metadata_for(group.protocol_name))
+        results = {
+            tp: ErrorCode.group_subscribed_to_topic if tp[0] in subscribed else ErrorCode.none
+            for tp in partitions
+        }
+        deletable = [tp for tp, error in results.items() if error == ErrorCode.none]
+        deleted = await self.manager.delete_offsets(group_id, deletable)
+        if deleted:
+            self.emit(
+                EventType.OFFSETS_DELETED,
+                group=group_id,
+                partitions=[f"{t}-{p}" for t, p in deleted],
+            )
+        return results

@@ -10,8 +10,15 @@ States and the moves between them are Kafka's (``GroupMetadata``)::
 
 A rebalance bumps the generation; requests from an older generation are fenced
 (ILLEGAL_GENERATION) and unknown members are rejected (UNKNOWN_MEMBER_ID), which is what
-keeps a zombie consumer from committing offsets for partitions it no longer owns. No
-asyncio here: the coordinator drives time and waiting; tests drive this directly.
+keeps a zombie consumer from committing offsets for partitions it no longer owns.
+
+Static members (KIP-345) carry a ``group.instance.id``: when one restarts, it takes its old
+place under a new member id and keeps its assignment, and the others are not rebalanced;
+its old member id is fenced (FENCED_INSTANCE_ID). The first rebalance of an empty group
+waits ``group.initial.rebalance.delay.ms`` (extended by each new member, up to the
+rebalance timeout) so that consumers starting together are assigned together.
+
+No asyncio here: the coordinator drives time and waiting; tests drive this directly.
 """
 
 from __future__ import annotations
@@ -77,6 +84,8 @@ class Group:
     leader_id: str | None = None
     members: dict[str, Member] = field(default_factory=dict)
     rebalance_deadline_ms: int = 0
+    initial_delay_until_ms: int = 0  # the first join of an empty group completes no sooner
+    static_members: dict[str, str] = field(default_factory=dict)  # instance id -> member id
 
     def transition(self, target: GroupState) -> None:
         if target not in _ALLOWED[self.state]:
@@ -117,26 +126,66 @@ class Group:
         if not self.members:
             self.protocol_type = protocol_type
         self.members[member.member_id] = member
+        if member.group_instance_id is not None:
+            self.static_members[member.group_instance_id] = member.member_id
         if self.leader_id is None:
             self.leader_id = member.member_id
 
     def remove_member(self, member_id: str) -> None:
-        self.members.pop(member_id, None)
+        member = self.members.pop(member_id, None)
+        if member is not None and member.group_instance_id is not None:
+            self.static_members.pop(member.group_instance_id, None)
         if self.leader_id == member_id:
             self.leader_id = next(iter(self.members), None)
 
-    def prepare_rebalance(self, now_ms: int) -> None:
-        """Everyone must rejoin; the deadline is the longest rebalance timeout."""
+    def static_member(self, group_instance_id: str | None) -> str | None:
+        """The member id a static member holds now, if it is in the group."""
+        return None if group_instance_id is None else self.static_members.get(group_instance_id)
+
+    def is_fenced_instance(self, member_id: str, group_instance_id: str | None) -> bool:
+        """A request naming a static member's instance id under an id it no longer holds
+        comes from the instance's older incarnation: FENCED_INSTANCE_ID."""
+        holder = self.static_member(group_instance_id)
+        return holder is not None and holder != member_id
+
+    def replace_static_member(self, group_instance_id: str, new_member_id: str) -> str:
+        """A static member rejoined without its member id: it takes its old place (its
+        assignment, its leadership) under ``new_member_id``. Returns the old member id."""
+        old_member_id = self.static_members[group_instance_id]
+        member = self.members.pop(old_member_id)
+        member.member_id = new_member_id
+        self.members[new_member_id] = member
+        self.static_members[group_instance_id] = new_member_id
+        if self.leader_id == old_member_id:
+            self.leader_id = new_member_id
+        return old_member_id
+
+    def prepare_rebalance(self, now_ms: int, initial_delay_ms: int = 0) -> None:
+        """Everyone must rejoin; the deadline is the longest rebalance timeout. The first
+        rebalance of an empty group completes no sooner than ``initial_delay_ms``."""
         if self.state == GroupState.PREPARING_REBALANCE:
             return
+        first = self.state == GroupState.EMPTY
         self.transition(GroupState.PREPARING_REBALANCE)
         for m in self.members.values():
             m.joined = False
         timeout = max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
         self.rebalance_deadline_ms = now_ms + timeout
+        self.initial_delay_until_ms = min(now_ms + initial_delay_ms, self.rebalance_deadline_ms)
+        if not first:
+            self.initial_delay_until_ms = 0
 
-    def all_joined(self) -> bool:
-        return all(m.joined for m in self.members.values())
+    def extend_initial_delay(self, now_ms: int, initial_delay_ms: int) -> None:
+        """Another member joined during the initial delay: wait one more delay for the next
+        (Kafka's ``InitialDelayedJoin``), never past the rebalance deadline."""
+        if now_ms < self.initial_delay_until_ms:
+            self.initial_delay_until_ms = min(now_ms + initial_delay_ms, self.rebalance_deadline_ms)
+
+    def ready_to_complete_join(self, now_ms: int) -> bool:
+        """Everyone has rejoined, and the initial delay (if any) is over."""
+        return now_ms >= self.initial_delay_until_ms and all(
+            m.joined for m in self.members.values()
+        )
 
     def complete_join(self) -> list[str]:
         """End the join phase: drop who did not rejoin, bump the generation.

@@ -10,6 +10,7 @@ the latest value per key is what counts::
     group metadata  key   {"type": "group", "group": G}
                     value {"protocol_type": ..., "generation": N, "protocol": ...,
                            "leader": member id, "members": [member ids]}
+                                                            (null value: group deleted)
 
 The group's partition is ``abs(java_hash(group_id)) % partitions``, as in Kafka, so the
 same group always lands on the same coordinator.
@@ -78,6 +79,15 @@ def offset_record(group: str, topic: str, partition: int, committed: CommittedOf
             }
         ).encode(),
         timestamp=committed.commit_timestamp,
+    )
+
+
+def offset_tombstone(group: str, topic: str, partition: int, now_ms: int) -> Record:
+    """The committed offset is deleted (OffsetDelete, DeleteGroups)."""
+    return Record(
+        key=_key({"type": "offset", "group": group, "topic": topic, "partition": partition}),
+        value=None,
+        timestamp=now_ms,
     )
 
 

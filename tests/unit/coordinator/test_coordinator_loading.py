@@ -9,29 +9,9 @@ import pytest
 from kafkalite.coordinator.group.coordinator import GroupCoordinator
 from kafkalite.coordinator.group.offsets_log import CommittedOffset, offset_record
 from kafkalite.protocol.errors import KafkaError
-from kafkalite.protocol.records import Record
+from tests.unit.coordinator.fakes import FakeOffsetsTopic
 
 pytestmark = pytest.mark.unit
-
-
-class FakeOffsetsTopic:
-    """One offsets partition whose log and leadership the test controls."""
-
-    def __init__(self) -> None:
-        self.records: list[Record] = []
-        self.epoch: int | None = 0
-
-    def partition_count(self) -> int:
-        return 1
-
-    def leader_epoch(self, partition: int) -> int | None:
-        return self.epoch
-
-    async def append(self, partition: int, records: list[Record]) -> None:
-        self.records.extend(records)
-
-    def read_all(self, partition: int) -> list[Record]:
-        return list(self.records)
 
 
 def committed_by_another_coordinator(topic: FakeOffsetsTopic, offset: int) -> None:

@@ -1,0 +1,194 @@
+"""Static membership (KIP-345), the initial rebalance delay, DeleteGroups and OffsetDelete,
+driven on the coordinator with a clock the test moves (no broker, no sockets)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import struct
+
+import pytest
+from kio.schema.consumer_protocol_subscription.v0.data import ConsumerProtocolSubscription
+from kio.schema.consumer_protocol_subscription.v3 import data as v3
+from kio.serial import entity_writer
+
+from kafkalite.coordinator.group.consumer_protocol import subscribed_topics
+from kafkalite.coordinator.group.coordinator import GroupCoordinator, JoinRequest, JoinResult
+from kafkalite.coordinator.group.group import GroupState
+from kafkalite.coordinator.group.offsets_log import CommittedOffset, decode
+from kafkalite.protocol.errors import ErrorCode, KafkaError
+from tests.unit.coordinator.fakes import FakeOffsetsTopic
+
+pytestmark = [pytest.mark.unit, pytest.mark.asyncio]
+
+
+def subscription(*topics: str) -> bytes:
+    """A consumer's JoinGroup metadata, written by kio (not by the code under test)."""
+    out = io.BytesIO()
+    out.write(struct.pack(">h", 0))
+    entity_writer(ConsumerProtocolSubscription)(
+        out, ConsumerProtocolSubscription(topics=topics, user_data=None)
+    )
+    return out.getvalue()
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0
+
+    def __call__(self) -> int:
+        return self.now
+
+
+def make(clock: Clock, initial_delay_ms: int = 0) -> tuple[GroupCoordinator, FakeOffsetsTopic]:
+    topic = FakeOffsetsTopic()
+    events: list[tuple[object, dict[str, object]]] = []
+    coordinator = GroupCoordinator(
+        topic,
+        clock,
+        lambda kind, **fields: events.append((kind, fields)),
+        lambda: 0,
+        lambda: 60_000,
+        lambda: initial_delay_ms,
+    )
+    return coordinator, topic
+
+
+def join(
+    c: GroupCoordinator, member_id: str = "", instance: str | None = None, topics: tuple = ("t",)
+) -> asyncio.Task[JoinResult]:
+    request = JoinRequest(
+        group_id="g",
+        member_id=member_id,
+        group_instance_id=instance,
+        client_id="c",
+        client_host="h",
+        session_timeout_ms=10_000,
+        rebalance_timeout_ms=10_000,
+        protocol_type="consumer",
+        protocols=[("range", subscription(*topics))],
+        require_known_member_id=True,
+    )
+    return asyncio.ensure_future(c.join(request))
+
+
+async def stable_group_of_two_static_members(c: GroupCoordinator) -> dict[str, JoinResult]:
+    """a forms generation 1 alone; b joins and a rejoins: generation 2, both assigned."""
+    a = await join(c, instance="a")
+    await c.sync("g", 1, a.member_id, {a.member_id: b"for-a"})
+    b_joining = join(c, instance="b")
+    await asyncio.sleep(0)
+    a, b = await asyncio.gather(join(c, a.member_id, "a"), b_joining)
+    results = {"a": a, "b": b}
+    assert {r.generation_id for r in results.values()} == {2}
+    leader = next(r for r in results.values() if r.member_id == r.leader)
+    follower = next(r for r in results.values() if r is not leader)
+    assignments = {r.member_id: f"for-{k}".encode() for k, r in results.items()}
+    synced = asyncio.ensure_future(c.sync("g", 2, follower.member_id, {}))
+    await asyncio.sleep(0)
+    await c.sync("g", 2, leader.member_id, assignments)
+    await synced
+    assert c.groups["g"].state == GroupState.STABLE
+    return results
+
+
+async def test_a_static_member_that_restarts_gets_its_assignment_without_a_rebalance() -> None:
+    c, _ = make(Clock())
+    before = await stable_group_of_two_static_members(c)
+    rejoined = await join(c, instance="a")  # a restarted: no member id, same instance id
+    assert rejoined.error == ErrorCode.none
+    assert rejoined.member_id != before["a"].member_id
+    assert rejoined.generation_id == 2  # nobody else rebalanced
+    assert rejoined.leader == before["a"].leader  # the old leader id: it will not reassign
+    assert rejoined.members == []
+    assert await c.sync("g", 2, rejoined.member_id, {}) == b"for-a"
+    c.heartbeat("g", 2, before["b"].member_id, "b")  # b is undisturbed
+    assert c.groups["g"].state == GroupState.STABLE
+    with pytest.raises(KafkaError) as fenced:  # a's old incarnation is fenced
+        c.heartbeat("g", 2, before["a"].member_id, "a")
+    assert fenced.value.code == ErrorCode.fenced_instance_id
+
+
+async def test_a_static_member_may_join_without_the_member_id_round_trip() -> None:
+    c, _ = make(Clock())
+    result = await join(c, instance="solo")
+    assert result.error == ErrorCode.none  # no MEMBER_ID_REQUIRED for a static member
+    assert result.leader == result.member_id
+
+
+async def test_the_first_rebalance_waits_the_initial_delay_extended_by_each_joiner() -> None:
+    clock = Clock()
+    c, _ = make(clock, initial_delay_ms=3000)
+    first_id = (await join(c)).member_id  # MEMBER_ID_REQUIRED round trip
+    first = join(c, first_id)
+    await asyncio.sleep(0)
+    clock.now = 1000
+    second_id = (await join(c)).member_id
+    second = join(c, second_id)
+    await asyncio.sleep(0)
+    clock.now = 3500  # past the first delay, but the second joiner extended it to 4000
+    c.tick()
+    await asyncio.sleep(0)
+    assert not first.done()
+    clock.now = 4000
+    c.tick()
+    results = await asyncio.gather(first, second)
+    assert {r.generation_id for r in results} == {1}  # one rebalance with both members
+    assert len(next(r for r in results if r.members).members) == 2
+
+
+async def test_without_an_initial_delay_the_first_member_is_assigned_at_once() -> None:
+    c, _ = make(Clock())
+    member_id = (await join(c)).member_id
+    assert (await join(c, member_id)).generation_id == 1
+
+
+async def test_delete_groups_refuses_a_group_with_members_and_forgets_an_empty_one() -> None:
+    c, topic = make(Clock())
+    results = await stable_group_of_two_static_members(c)
+    a = results["a"]
+    await c.commit("g", 2, a.member_id, {("t", 0): CommittedOffset(5, 0, None, 0)}, "a")
+    assert await c.delete_group("g") == ErrorCode.non_empty_group
+    c.leave("g", [("", "a"), (results["b"].member_id, "b")])  # by instance id alone, too
+    assert await c.delete_group("g") == ErrorCode.none
+    assert c.fetch_offsets("g") == {}
+    assert await c.delete_group("g") == ErrorCode.group_id_not_found
+    tombstones = [decode(r) for r in topic.records[-2:]]
+    assert [(k["type"], v) for k, v in tombstones if k] == [("offset", None), ("group", None)]
+    topic.epoch = 7  # a new coordinator replays the log: the group stays deleted
+    assert c.fetch_offsets("g") == {}
+    assert "g" not in c.groups
+
+
+async def test_offset_delete_keeps_the_offsets_of_subscribed_topics() -> None:
+    c, _ = make(Clock())
+    await stable_group_of_two_static_members(c)  # both subscribe to "t"
+    offsets = {tp: CommittedOffset(5, 0, None, 0) for tp in [("t", 0), ("old", 0), ("old", 1)]}
+    await c.manager.store_offsets("g", offsets)
+    results = await c.delete_offsets("g", [("t", 0), ("old", 0), ("old", 1)])
+    assert results[("t", 0)] == ErrorCode.group_subscribed_to_topic
+    assert results[("old", 0)] == results[("old", 1)] == ErrorCode.none
+    assert set(c.fetch_offsets("g")) == {("t", 0)}
+
+
+async def test_offset_delete_of_an_unknown_group() -> None:
+    c, _ = make(Clock())
+    with pytest.raises(KafkaError) as unknown:
+        await c.delete_offsets("nobody", [("t", 0)])
+    assert unknown.value.code == ErrorCode.group_id_not_found
+
+
+async def test_subscribed_topics_reads_the_first_and_the_latest_subscription_version() -> None:
+    assert subscribed_topics(subscription("a", "b")) == {"a", "b"}
+    out = io.BytesIO()
+    out.write(struct.pack(">h", 3))
+    entity_writer(v3.ConsumerProtocolSubscription)(
+        out,
+        v3.ConsumerProtocolSubscription(
+            topics=("x",),
+            owned_partitions=(v3.TopicPartition(topic="x", partitions=(0,)),),
+            rack_id="r1",
+        ),
+    )
+    assert subscribed_topics(out.getvalue()) == {"x"}
+    assert subscribed_topics(b"\x00") == set()
