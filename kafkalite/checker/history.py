@@ -13,6 +13,9 @@ checker compares the history with it and names each anomaly the way Jepsen does:
 - ``nonmonotonic_poll``: one consumer's reads of a partition went backwards without a seek.
 - ``skipped_offset``: one consumer's reads jumped over offsets that the final log holds.
 - ``commit_regression``: a group's committed offset for a partition went backwards.
+- ``reordered``: two records one producer sent to a partition stand in the final log in
+  the other order (a failed batch retried behind a later one, without idempotence).
+  Checked only when the producers' send order is given.
 
 Pure logic: tests and the grader feed it plain data, so it can be checked on hand-made
 histories that contain each anomaly.
@@ -21,6 +24,7 @@ histories that contain each anomaly.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 Partition = tuple[str, int]
@@ -34,6 +38,7 @@ ANOMALIES = (
     "nonmonotonic_poll",
     "skipped_offset",
     "commit_regression",
+    "reordered",
 )
 
 
@@ -61,6 +66,15 @@ class Poll:
     partition: Partition
     records: tuple[tuple[int, bytes], ...]
     seek: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """A write as its producer sent it; a producer's sends, in order, give its send order."""
+
+    producer: str
+    partition: Partition
+    value: bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +116,7 @@ def check(
     polls: list[Poll],
     commits: list[Commit],
     final_log: dict[Partition, dict[int, bytes]],
+    sends: Sequence[Send] = (),
 ) -> Report:
     """Compare the history with the final log; every anomaly found is listed."""
     report = Report(acked=len(acks), read=sum(len(p.records) for p in polls))
@@ -109,6 +124,7 @@ def check(
     _check_acks(acks, final_log, report)
     _check_reads(polls, final_log, report)
     _check_commits(commits, report)
+    _check_order(sends, final_log, report)
     return report
 
 
@@ -189,3 +205,30 @@ def _check_commits(commits: list[Commit], report: Report) -> None:
                 f"{commit.group} {commit.partition}: {commit.offset} after {latest[key]}",
             )
         latest[key] = max(latest[key], commit.offset)
+
+
+def _check_order(
+    sends: Sequence[Send], final_log: dict[Partition, dict[int, bytes]], report: Report
+) -> None:
+    """Each producer's records in a partition must stand in the order it sent them."""
+    first_offset: dict[Partition, dict[bytes, int]] = {}
+    for partition, records in final_log.items():
+        first: dict[bytes, int] = {}
+        for at in sorted(records, reverse=True):
+            first[records[at]] = at
+        first_offset[partition] = first
+    latest: dict[tuple[str, Partition], tuple[int, bytes]] = {}
+    for send in sends:
+        offset = first_offset.get(send.partition, {}).get(send.value)
+        if offset is None:
+            continue  # not in the log: the lost-write check speaks for it
+        key = (send.producer, send.partition)
+        before = latest.get(key)
+        if before is not None and offset < before[0]:
+            report.add(
+                "reordered",
+                f"{send.producer} {send.partition}: {send.value!r} at {offset} was sent "
+                f"after {before[1]!r} at {before[0]}",
+            )
+        else:
+            latest[key] = (offset, send.value)

@@ -13,7 +13,7 @@ import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from kafkalite.cluster.backend import BrokerState, ClusterBackend
 from kafkalite.cluster.local import LocalProcessBackend
@@ -50,7 +50,7 @@ class Cluster:
         configs: dict[str, str] | None = None,
         ready_timeout_s: float = READY_TIMEOUT_S,
         backend: ClusterBackend | None = None,
-    ) -> Cluster:
+    ) -> Self:
         root = Path(root)
         spec = ClusterSpec.build(root, brokers, base_port, configs or {})
         try:
@@ -91,7 +91,7 @@ class Cluster:
         return cluster
 
     @classmethod
-    def attach(cls, root: Path, backend: ClusterBackend | None = None) -> Cluster:
+    def attach(cls, root: Path, backend: ClusterBackend | None = None) -> Self:
         return cls(ClusterSpec.load(Path(root)), backend)
 
     def wait_ready(self, broker_id: int, timeout_s: float = READY_TIMEOUT_S) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkalite.checker import Ack, Commit, Poll, check
+from kafkalite.checker import Ack, Commit, Poll, Send, check
 
 pytestmark = pytest.mark.unit
 
@@ -73,3 +73,17 @@ def test_gaps_absent_from_the_final_log_are_not_skips() -> None:
 def test_commit_regression() -> None:
     commits = [Commit("g", P, 5), Commit("g", P, 3), Commit("h", P, 1)]
     assert check([], [], commits, clean_log(1)).counts["commit_regression"] == 1
+
+
+def test_a_producers_records_in_another_order_than_sent_are_reordered():
+    sends = [Send("p", P, v) for v in (b"a", b"b", b"c")]
+    log = {P: {0: b"a", 1: b"c", 2: b"b"}}  # b's batch failed and was retried behind c
+    report = check([], [], [], log, sends)
+    assert report.counts["reordered"] == 1
+    assert "b'c' at 1 was sent after b'b' at 2" in report.anomalies["reordered"][0]
+
+
+def test_send_order_kept_and_other_producers_interleaved_is_not_reordered():
+    sends = [Send("p", P, b"a"), Send("q", P, b"x"), Send("p", P, b"b"), Send("q", P, b"y")]
+    log = {P: {0: b"x", 1: b"a", 2: b"y", 3: b"b", 4: b"a"}}  # q first; a duplicated later
+    assert check([], [], [], log, sends).counts["reordered"] == 0
