@@ -5,6 +5,7 @@ BIN := $(VENV)/bin
 DIR ?= .kafkalite
 BROKERS ?= 3
 PORT ?= 9092
+JUPYTER_PORT ?= 8888
 
 .PHONY: setup up down status test test-unit test-integration lint typecheck bench clean
 
@@ -20,10 +21,10 @@ $(VENV)/.installed: requirements.txt pyproject.toml | $(BIN)/python
 
 setup: $(VENV)/.installed
 
-up: setup  ## first README command: install everything and start the cluster
-	$(BIN)/kafkalite up --brokers $(BROKERS) --dir $(DIR) --port $(PORT)
+up: setup  ## first README command: install everything, start the cluster and JupyterLab on labs/
+	$(BIN)/kafkalite lab --brokers $(BROKERS) --dir $(DIR) --kafka-port $(PORT) --port $(JUPYTER_PORT)
 
-down:
+down:  ## stop JupyterLab and the cluster
 	$(BIN)/kafkalite down --dir $(DIR)
 
 status:

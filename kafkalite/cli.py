@@ -40,7 +40,16 @@ def _parser() -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true")
     status.add_argument("--watch", action="store_true", help="refresh every second")
 
-    down = sub.add_parser("down", help="stop every broker (controlled shutdown)")
+    lab = sub.add_parser("lab", help="start (or reuse) a cluster and JupyterLab on the labs")
+    lab.add_argument("--dir", default=DEFAULT_DIR)
+    lab.add_argument("--brokers", type=int, default=3)
+    lab.add_argument("--kafka-port", type=int, default=9092, help="first broker's Kafka port")
+    lab.add_argument("--config", action="append", default=[], metavar="NAME=VALUE")
+    lab.add_argument("--labs", default="labs", help="the notebooks' folder")
+    lab.add_argument("--ip", default="127.0.0.1", help="JupyterLab's address (default: loopback)")
+    lab.add_argument("--port", type=int, default=8888, help="JupyterLab's port")
+
+    down = sub.add_parser("down", help="stop every broker (controlled shutdown) and JupyterLab")
     down.add_argument("--dir", default=DEFAULT_DIR)
 
     for verb in FAULT_VERBS:
@@ -147,7 +156,28 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _lab(args: argparse.Namespace) -> int:
+    from kafkalite.lab.jupyter import open_lab  # noqa: PLC0415  (only this command needs it)
+
+    print(
+        open_lab(
+            Path(args.dir),
+            Path(args.labs),
+            args.brokers,
+            args.kafka_port,
+            parse_configs(args.config),
+            args.ip,
+            args.port,
+        )
+    )
+    return 0
+
+
 def _down(args: argparse.Namespace) -> int:
+    from kafkalite.lab import jupyter  # noqa: PLC0415  (light: no notebook libraries)
+
+    if jupyter.stop(Path(args.dir)):
+        print("JupyterLab stopped", file=sys.stderr)
     Cluster.attach(Path(args.dir)).down()
     return 0
 
@@ -184,6 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands: dict[str, Callable[[argparse.Namespace], int]] = {
         "up": _up,
         "status": _status,
+        "lab": _lab,
         "down": _down,
         "broker": _broker,
         **dict.fromkeys(FAULT_VERBS, _fault),

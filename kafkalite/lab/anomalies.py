@@ -1,0 +1,97 @@
+"""The history checker's verdict as a table that names each anomaly (pure).
+
+The checker (``kafkalite.checker``) speaks Jepsen's words; a student reads a row per
+anomaly with a plain name (lost, duplicated, reordered, vanished, ...) and one sentence on
+what it means. ``output_as_log`` lets the same checker judge a consumer's *output*
+instead of the cluster's log: a record missing from the output is lost, one processed
+twice is duplicated.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import pandas as pd
+
+from kafkalite.checker.history import Ack, Partition, Report
+
+NAMES = {
+    "lost": "lost",
+    "duplicate": "duplicated",
+    "reordered": "reordered",
+    "vanished_read": "vanished",
+    "inconsistent_offset": "inconsistent offset",
+    "ack_mismatch": "ack mismatch",
+    "nonmonotonic_poll": "read went backwards",
+    "skipped_offset": "skipped offset",
+    "commit_regression": "commit went backwards",
+}
+MEANINGS = {
+    "lost": "acknowledged to the producer, yet not in the final log",
+    "duplicate": "one record stands twice (a retry that was not deduplicated)",
+    "reordered": "one producer's records stand in another order than it sent them",
+    "vanished_read": "a consumer read it, but the final log no longer has it there "
+    "(it read data a truncation removed)",
+    "inconsistent_offset": "two reads of one offset saw different records",
+    "ack_mismatch": "acknowledged at an offset that holds another record",
+    "nonmonotonic_poll": "a consumer's reads of a partition went backwards without a seek",
+    "skipped_offset": "a consumer jumped over records the log holds",
+    "commit_regression": "a group's committed offset went backwards",
+}
+COLUMNS = ["anomaly", "detail", "meaning"]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """What ``lab.check`` returns: ``table`` names each anomaly, ``counts`` counts them
+    by plain name; in a notebook it shows as a verdict line and the table."""
+
+    report: Report
+    table: pd.DataFrame
+
+    @property
+    def valid(self) -> bool:
+        return self.report.valid
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {NAMES.get(k, k): n for k, n in self.report.counts.items()}
+
+    def verdict(self) -> str:
+        found = ", ".join(f"{n} {name}" for name, n in self.counts.items() if n)
+        head = f"{self.report.acked} acknowledged, {self.report.read} read: "
+        return head + (found if found else "no anomaly")
+
+    def __repr__(self) -> str:
+        if self.table.empty:
+            return self.verdict()
+        return f"{self.verdict()}\n{self.table.to_string(index=False)}"
+
+    def _repr_html_(self) -> str:
+        verdict = f"<p><b>{html.escape(self.verdict())}</b></p>"
+        return verdict if self.table.empty else verdict + self.table.to_html(index=False)
+
+
+def result_of(report: Report) -> CheckResult:
+    rows = [
+        {"anomaly": NAMES.get(kind, kind), "detail": detail, "meaning": MEANINGS.get(kind, "")}
+        for kind, found in report.anomalies.items()
+        for detail in found
+    ]
+    return CheckResult(report, pd.DataFrame(rows, columns=COLUMNS))
+
+
+def output_as_log(
+    acks: Iterable[Ack], output: Iterable[bytes]
+) -> tuple[list[Ack], dict[Partition, dict[int, bytes]]]:
+    """A consumer's output (values in the order processed) as a per-partition "final log"
+    the checker can compare acknowledged writes with. Positions in the output stand in
+    for offsets, so the acks lose theirs; a value no ack knows is kept under ("output", 0)."""
+    acks = list(acks)
+    home: Mapping[bytes, Partition] = {a.value: a.partition for a in acks}
+    log: dict[Partition, dict[int, bytes]] = {p: {} for p in home.values()}
+    for position, value in enumerate(output):
+        log.setdefault(home.get(value, ("output", 0)), {})[position] = value
+    return [Ack(a.partition, a.value, None) for a in acks], log

@@ -1,0 +1,361 @@
+"""``Lab``: the notebook's handle on a running cluster.
+
+Everything a lab needs in one object: the fault verbs (``lab.kill(2)``), who leads what
+(``lab.leader("orders", 0)``), the cluster as DataFrames, topics, kafka-python producers
+and consumers that record a history, and the pictures and verdicts drawn from it. Each
+call that waits is bounded, and clients get short timeouts, so a cell written wrong
+raises a clear error instead of hanging the kernel; the brokers run as their own
+processes, which no notebook cell can wedge.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import pandas as pd
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
+
+from kafkalite.checker.history import check as check_history
+from kafkalite.cluster import BrokerState
+from kafkalite.lab import tables
+from kafkalite.lab.anomalies import CheckResult, output_as_log, result_of
+from kafkalite.lab.faults import ObservedCluster
+from kafkalite.lab.history import History
+from kafkalite.lab.recording import RecordingConsumer, RecordingProducer, read_final_log
+from kafkalite.lab.timeline import build_timeline, plot_timeline
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+T = TypeVar("T")
+
+PRODUCER_DEFAULTS: dict[str, Any] = {
+    "request_timeout_ms": 5000,  # a request to a dead or paused broker fails in 5 s
+    "max_block_ms": 10000,  # send() waits at most 10 s for metadata or buffer space
+    "delivery_timeout_ms": 30000,  # retries give up after 30 s
+    "retry_backoff_ms": 100,
+    "reconnect_backoff_max_ms": 1000,
+    "metadata_max_age_ms": 5000,
+}
+CONSUMER_DEFAULTS: dict[str, Any] = {
+    "auto_offset_reset": "earliest",
+    "enable_auto_commit": False,  # the labs commit on purpose, to show what it means
+    "consumer_timeout_ms": 5000,  # iterating stops after 5 s without a record
+    "request_timeout_ms": 10000,
+    "session_timeout_ms": 6000,
+    "heartbeat_interval_ms": 1000,
+    "reconnect_backoff_max_ms": 1000,
+    "metadata_max_age_ms": 5000,
+}
+WAIT_S = 30.0
+
+
+class LabTimeoutError(TimeoutError):
+    """A lab helper waited as long as it may; the message says for what."""
+
+
+class Lab:
+    def __init__(self, cluster: ObservedCluster) -> None:
+        self.cluster = cluster
+        self.history = History()
+        """The current history: clients made without ``history=`` record into it."""
+        self._clients: list[Any] = []
+        self._admin: KafkaAdminClient | None = None
+        self._numbers = itertools.count(1)
+
+    def __repr__(self) -> str:
+        states = ", ".join(f"{b}: {s.value}" for b, s in self.cluster.broker_states().items())
+        return f"Lab({self.bootstrap_servers}; {states})"
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return self.cluster.bootstrap_servers
+
+    # ---- faults: the cluster's verbs -------------------------------------------------
+
+    def kill(self, broker: int) -> None:
+        """SIGKILL the broker: a crash, no controlled shutdown (``start`` brings it back)."""
+        self.cluster.kill(broker)
+
+    def stop(self, broker: int) -> None:
+        """Controlled shutdown: its leaderships move away first (``start`` brings it back)."""
+        self.cluster.stop(broker)
+
+    def start(self, broker: int) -> None:
+        self.cluster.start(broker)
+
+    def restart(self, broker: int) -> None:
+        self.cluster.restart(broker)
+
+    def pause(self, broker: int) -> None:
+        """SIGSTOP: a hung broker that keeps its connections and answers nothing."""
+        self.cluster.pause(broker)
+
+    def resume(self, broker: int) -> None:
+        self.cluster.resume(broker)
+
+    def isolate(self, broker: int) -> None:
+        """Cut the broker off from its peers; its own clients still reach it."""
+        self.cluster.isolate(broker)
+
+    def slow(self, broker: int, delay_ms: int = 500) -> None:
+        """Deliver the broker's replication traffic ``delay_ms`` late."""
+        self.cluster.slow(broker, delay_ms)
+
+    def heal(self, broker: int | None = None) -> None:
+        """Undo ``isolate`` and ``slow`` (for every broker when ``broker`` is None)."""
+        self.cluster.heal(broker)
+
+    def reset(self, timeout_s: float = 60) -> None:
+        """Close this lab's clients, then bring every broker back (resume, heal, start) and
+        wait until each partition has a leader and its whole replica set in sync."""
+        self.close_clients()
+        states = self.cluster.broker_states()
+        for broker, state in states.items():
+            if state == BrokerState.PAUSED:
+                self.cluster.resume(broker)
+        self.cluster.heal()
+        for broker, state in states.items():
+            if state in (BrokerState.DEAD, BrokerState.STOPPED):
+                self.cluster.start(broker)
+        self.wait_for(self._all_in_sync, timeout_s, "every partition led and fully in sync")
+
+    def _all_in_sync(self) -> bool:
+        status = self.status()
+        running = all(b["state"] == "running" for b in status["brokers"])
+        return running and all(
+            p["leader"] is not None and len(p["isr"]) == len(p["replicas"])
+            for p in status["partitions"]
+        )
+
+    # ---- seeing inside ---------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        return self.cluster.status()
+
+    def brokers(self) -> pd.DataFrame:
+        return tables.brokers_frame(self.status())
+
+    def replicas(self, topic: str | None = None) -> pd.DataFrame:
+        """Every replica's log end offset, high watermark, epoch, ISR membership and lag."""
+        return tables.replicas_frame(self.status(), topic)
+
+    def partitions(self, topic: str | None = None) -> pd.DataFrame:
+        return tables.partitions_frame(self.status(), topic)
+
+    def events(self, types: Iterable[str] | None = None, last: int | None = None) -> pd.DataFrame:
+        """The brokers' events in time order (only ``types`` if given; the ``last`` few)."""
+        frame = tables.events_frame(self.cluster.events(), types)
+        return frame if last is None else frame.tail(last).reset_index(drop=True)
+
+    def groups(self) -> pd.DataFrame:
+        """Each consumer group's committed offsets, and its lag behind the high watermark."""
+        admin = self.admin()
+        names = [g["group_id"] for g in admin.list_groups()]
+        committed: dict[str, dict[tuple[str, int], int]] = {}
+        for name in names:
+            offsets = admin.list_group_offsets(name).get(name, {})
+            committed[name] = {
+                (tp.topic, tp.partition): meta.offset
+                for tp, meta in offsets.items()
+                if meta.offset >= 0
+            }
+        return tables.groups_frame(committed, self.status())
+
+    def leader(self, topic: str, partition: int = 0) -> int | None:
+        """The broker leading ``topic``-``partition`` now (None while it has no leader)."""
+        for p in self.status()["partitions"]:
+            if p["topic"] == topic and p["partition"] == partition:
+                leader: int | None = p["leader"]
+                return leader
+        raise KeyError(f"no partition {topic}-{partition} in the cluster")
+
+    def controller(self) -> int | None:
+        """The active controller (the metadata quorum's leader)."""
+        return next((b["id"] for b in self.status()["brokers"] if b["controller"]), None)
+
+    def wait_for(
+        self, condition: Callable[[], T | None], timeout_s: float = WAIT_S, what: str = "it"
+    ) -> T:
+        """Poll ``condition`` until it returns something truthy, at most ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            value = condition()
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise LabTimeoutError(f"waited {timeout_s:.0f} s for {what}")
+            time.sleep(0.1)
+
+    def wait_for_leader(
+        self,
+        topic: str,
+        partition: int = 0,
+        other_than: int | None = None,
+        timeout_s: float = WAIT_S,
+    ) -> int:
+        """Wait until the partition has a leader (other than ``other_than``); return it."""
+
+        def elected() -> int | None:
+            leader = self.leader(topic, partition)
+            return leader if leader is not None and leader != other_than else None
+
+        return self.wait_for(elected, timeout_s, f"a new leader of {topic}-{partition}")
+
+    def wait_for_isr(
+        self,
+        topic: str,
+        partition: int = 0,
+        size: int | None = None,
+        timeout_s: float = WAIT_S,
+    ) -> list[int]:
+        """Wait until the partition's ISR has ``size`` members (default: every replica)."""
+
+        def isr() -> list[int] | None:
+            row = self.partitions(topic).set_index("partition").loc[partition]
+            wanted = len(row["replicas"]) if size is None else size
+            return list(row["isr"]) if len(row["isr"]) == wanted else None
+
+        return self.wait_for(isr, timeout_s, f"{topic}-{partition}'s ISR to reach size {size}")
+
+    # ---- topics ----------------------------------------------------------------------
+
+    def admin(self) -> KafkaAdminClient:
+        if self._admin is None:
+            self._admin = KafkaAdminClient(
+                bootstrap_servers=self.bootstrap_servers,
+                client_id="kafkalite-lab-admin",
+                request_timeout_ms=10000,
+            )
+        return self._admin
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int = 1,
+        replication_factor: int = 3,
+        configs: Mapping[str, str] | None = None,
+        replicas: Sequence[Sequence[int]] | None = None,
+    ) -> None:
+        """Create ``name`` afresh (an existing topic of that name is deleted first, so a
+        lab re-runs from a clean log) and wait until every partition is led and in sync.
+        ``replicas`` places each partition's replicas, the first as preferred leader."""
+        if name in self.admin().list_topics():
+            self.admin().delete_topics([name])
+            self.wait_for(
+                lambda: not self.partitions(name).shape[0], WAIT_S, f"{name} to be deleted"
+            )
+        topic = NewTopic(
+            name,
+            partitions if replicas is None else -1,
+            replication_factor if replicas is None else -1,
+            replica_assignments=None if replicas is None else dict(enumerate(replicas)),
+            topic_configs=dict(configs or {}),
+        )
+        self.admin().create_topics([topic])
+
+        def ready() -> bool:
+            rows = self.partitions(name)
+            expected = partitions if replicas is None else len(replicas)
+            led = rows["leader"].notna() & (rows["isr"].map(len) == rows["replicas"].map(len))
+            return len(rows) == expected and bool(led.all())
+
+        self.wait_for(ready, WAIT_S, f"{name}'s partitions to be led and in sync")
+
+    def set_config(self, topic: str, configs: Mapping[str, str]) -> None:
+        """Change topic settings live (IncrementalAlterConfigs), e.g.
+        ``lab.set_config("orders", {"min.insync.replicas": "3"})``."""
+        resource = ConfigResource(ConfigResourceType.TOPIC, topic, configs=dict(configs))
+        self.admin().alter_configs([resource], incremental=True)
+
+    def topic_config(self, topic: str) -> dict[str, str]:
+        """The topic's settings as the cluster reports them (defaults included)."""
+        resource = ConfigResource(ConfigResourceType.TOPIC, topic)
+        described = self.admin().describe_configs([resource], config_filter="all")
+        return {name: entry["value"] for name, entry in described["topic"][topic].items()}
+
+    # ---- clients that record ---------------------------------------------------------
+
+    def new_history(self) -> History:
+        """Start a new current history (clients made from now on record into it)."""
+        self.history = History()
+        return self.history
+
+    def producer(self, history: History | None = None, **configs: Any) -> RecordingProducer:
+        """A real ``kafka.KafkaProducer`` (any of its settings as keywords) that records
+        every send, acknowledgement and error into ``history`` (default: the current)."""
+        settings = {
+            "bootstrap_servers": self.bootstrap_servers,
+            "client_id": f"producer-{next(self._numbers)}",
+            **PRODUCER_DEFAULTS,
+            **configs,
+        }
+        producer = RecordingProducer(history or self.history, **settings)
+        self._clients.append(producer)
+        return producer
+
+    def consumer(
+        self, *topics: str, history: History | None = None, **configs: Any
+    ) -> RecordingConsumer:
+        """A real ``kafka.KafkaConsumer`` (subscribed to ``topics`` if given) that records
+        every record it returns and every commit into ``history`` (default: the current)."""
+        settings = {
+            "bootstrap_servers": self.bootstrap_servers,
+            "client_id": f"consumer-{next(self._numbers)}",
+            **CONSUMER_DEFAULTS,
+            **configs,
+        }
+        consumer = RecordingConsumer(history or self.history, *topics, **settings)
+        self._clients.append(consumer)
+        return consumer
+
+    def close_clients(self) -> None:
+        """Close every producer and consumer this lab made (a stuck one is abandoned)."""
+        for client in self._clients:
+            try:
+                client.close(timeout_ms=2000)
+            except Exception:  # a broken client must not keep the others open
+                continue
+        self._clients.clear()
+
+    # ---- pictures and verdicts -------------------------------------------------------
+
+    def timeline(self, history: History | None = None, title: str | None = None) -> Figure:
+        """Plot a run: writes per second and errors, latency, faults shaded, leader changes."""
+        data = build_timeline(
+            history or self.history, self.cluster.faults.windows, self.cluster.events()
+        )
+        return plot_timeline(data, title)
+
+    def check(
+        self, history: History | None = None, output: Iterable[bytes] | None = None
+    ) -> CheckResult:
+        """Judge a run with the history checker. Without ``output``: every acknowledged
+        write against the log the cluster kept (heal faults first). With ``output`` (the
+        values a consumer processed, in order): every acknowledged write against that."""
+        h = history or self.history
+        if output is None:
+            final_log = read_final_log(self.bootstrap_servers, h.partitions())
+            report = check_history(h.acks(), h.polls(), h.commits(), final_log, h.sends())
+        else:
+            acks, log = output_as_log(h.acks(), output)
+            report = check_history(acks, [], [], log, h.sends())
+        return result_of(report)
+
+    def dashboard(self) -> Any:
+        """The live dashboard of this cluster (ipywidgets)."""
+        # widgets load on demand; the ignore goes once the dashboard package is on main
+        from kafkalite.lab.dashboard import (  # type: ignore[import-not-found,unused-ignore]  # noqa: PLC0415
+            Dashboard,
+        )
+
+        return Dashboard(self.cluster)
+
+    def close(self) -> None:
+        self.close_clients()
+        if self._admin is not None:
+            self._admin.close()
+            self._admin = None

@@ -1,0 +1,195 @@
+"""A run at a glance: acknowledged writes and errors over time, their latency, the fault
+windows shaded and the leader changes marked, so a failover's availability gap shows.
+
+``build_timeline`` turns a history, the fault windows and the brokers' events into plain
+numbers (seconds since the run began); ``plot_timeline`` only draws them. Tests check the
+numbers, students look at the picture.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+from kafkalite.events import EventType
+from kafkalite.lab.faults import FaultWindow
+from kafkalite.lab.history import History, OpKind
+
+LEADER_EVENTS = (EventType.LEADER_ELECTED, EventType.UNCLEAN_LEADER_ELECTED)
+FAULT_COLOURS = {
+    "kill": "tab:red",
+    "stop": "tab:orange",
+    "pause": "tab:purple",
+    "isolate": "tab:brown",
+    "slow": "tab:olive",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    start: float
+    """Wall-clock time (``time.time()``) of the run's first op: the plot's zero."""
+    duration_s: float
+    bin_s: float
+    ack_rate: list[tuple[float, float]]
+    """(bin start, acknowledged writes per second in that bin)."""
+    error_rate: list[tuple[float, float]]
+    """(bin start, failed writes per second in that bin)."""
+    latencies: list[tuple[float, float]]
+    """(when sent, milliseconds until acknowledged) for each acknowledged write."""
+    errors: list[tuple[float, str]]
+    """(when the client gave up, the error's name)."""
+    faults: list[tuple[float, float, str]]
+    """(start, end, "kill 2"): the fault windows that overlap the run, clipped to it."""
+    leader_changes: list[tuple[float, str]]
+    """(when, "orders-0 → 2, epoch 4"): leader elections of the run's partitions."""
+    longest_gap: tuple[float, float] | None
+    """The longest stretch without an acknowledgement (from, to), once writes began."""
+
+    @property
+    def longest_gap_s(self) -> float:
+        return 0.0 if self.longest_gap is None else self.longest_gap[1] - self.longest_gap[0]
+
+
+def build_timeline(
+    history: History,
+    faults: Iterable[FaultWindow] = (),
+    events: Iterable[Mapping[str, Any]] = (),
+    bins: int = 60,
+) -> Timeline:
+    span = history.span
+    if span is None:
+        raise ValueError("the history is empty: send or read something first")
+    start, end = span
+    duration = max(end - start, 1e-3)
+    bin_s = duration / bins
+    acks = sorted(op.time - start for op in history.of(OpKind.ACK))
+    failures = history.of(OpKind.ERROR)
+    latencies = [
+        (op.time - start - op.latency_ms / 1000, op.latency_ms)
+        for op in history.of(OpKind.ACK)
+        if op.latency_ms is not None
+    ]
+    return Timeline(
+        start=start,
+        duration_s=duration,
+        bin_s=bin_s,
+        ack_rate=_rate(acks, bins, bin_s),
+        error_rate=_rate([op.time - start for op in failures], bins, bin_s),
+        latencies=sorted(latencies),
+        errors=[(op.time - start, op.error or "error") for op in failures],
+        faults=_clip_faults(faults, start, end),
+        leader_changes=_leader_changes(events, history, start, end),
+        longest_gap=_longest_gap(acks, duration),
+    )
+
+
+def _rate(times: list[float], bins: int, bin_s: float) -> list[tuple[float, float]]:
+    counts = [0] * bins
+    for t in times:
+        counts[min(int(t / bin_s), bins - 1)] += 1
+    return [(i * bin_s, n / bin_s) for i, n in enumerate(counts)]
+
+
+def _clip_faults(
+    faults: Iterable[FaultWindow], start: float, end: float
+) -> list[tuple[float, float, str]]:
+    clipped = []
+    for w in faults:
+        until = end if w.end is None else w.end
+        if until >= start and w.start <= end:
+            clipped.append((max(w.start, start) - start, min(until, end) - start, w.label))
+    return clipped
+
+
+def _leader_changes(
+    events: Iterable[Mapping[str, Any]], history: History, start: float, end: float
+) -> list[tuple[float, str]]:
+    topics = {op.topic for op in history.snapshot()}
+    changes = []
+    for e in events:
+        t = e["time_ms"] / 1000
+        if e["type"] not in LEADER_EVENTS or e.get("replay") or e.get("topic") not in topics:
+            continue
+        if start <= t <= end:
+            unclean = " (unclean)" if e["type"] == EventType.UNCLEAN_LEADER_ELECTED else ""
+            label = f"{e['topic']}-{e['partition']} → {e['broker']}{unclean}"
+            if "leader_epoch" in e:
+                label += f", epoch {e['leader_epoch']}"
+            changes.append((t - start, label))
+    return sorted(changes)
+
+
+def _longest_gap(acks: list[float], duration: float) -> tuple[float, float] | None:
+    if not acks:
+        return (0.0, duration)
+    edges = [*acks, duration]
+    gaps = [(b - a, a, b) for a, b in itertools.pairwise(edges)]
+    if not gaps:
+        return None
+    _, a, b = max(gaps)
+    return (a, b)
+
+
+def plot_timeline(timeline: Timeline, title: str | None = None) -> Figure:
+    """Two panels sharing the time axis: writes per second (acknowledged and failed) above,
+    each acknowledged write's latency below (log scale); faults shaded, leader changes as
+    dashed lines, the longest gap without an acknowledgement bracketed."""
+    # made through pyplot so a notebook's inline backend knows how to show it, then closed
+    # so that it is shown once: as the value this function returns
+    figure, (rate, latency) = plt.subplots(
+        2, 1, sharex=True, height_ratios=(3, 2), figsize=(10, 5.5), layout="constrained"
+    )
+    plt.close(figure)
+    xs = [t for t, _ in timeline.ack_rate]
+    rate.step(
+        xs,
+        [r for _, r in timeline.ack_rate],
+        where="post",
+        color="tab:green",
+        label="acknowledged / s",
+    )
+    if timeline.errors:
+        rate.step(
+            xs,
+            [r for _, r in timeline.error_rate],
+            where="post",
+            color="tab:red",
+            label="failed / s",
+        )
+    rate.set_ylabel("writes per second")
+    if timeline.latencies:
+        latency.scatter(*zip(*timeline.latencies, strict=True), s=6, color="tab:blue")
+        latency.set_yscale("log")
+    for t, _ in timeline.errors:
+        latency.axvline(t, color="tab:red", alpha=0.25, linewidth=0.8)
+    latency.set_ylabel("latency (ms)")
+    latency.set_xlabel("seconds since the first write")
+    for axis in (rate, latency):
+        for begin, end, label in timeline.faults:
+            colour = FAULT_COLOURS.get(label.split()[0], "grey")
+            axis.axvspan(begin, end, color=colour, alpha=0.15)
+        for t, _ in timeline.leader_changes:
+            axis.axvline(t, color="black", linestyle="--", linewidth=0.9)
+    top = rate.get_ylim()[1]
+    for begin, _, label in timeline.faults:
+        rate.text(begin, top, label, va="top", fontsize=8)
+    for t, label in timeline.leader_changes:
+        rate.text(t, top * 0.85, " " + label, va="top", fontsize=7, rotation=0)
+    if timeline.longest_gap is not None and timeline.longest_gap_s > 0:
+        a, b = timeline.longest_gap
+        rate.annotate(
+            "",
+            xy=(a, top * 0.5),
+            xytext=(b, top * 0.5),
+            arrowprops={"arrowstyle": "<->", "color": "grey"},
+        )
+        rate.text((a + b) / 2, top * 0.52, f"no ack for {b - a:.2f} s", ha="center", fontsize=8)
+    rate.legend(loc="upper right", fontsize=8)
+    figure.suptitle(title or "writes over time")
+    return figure

@@ -1,0 +1,106 @@
+"""A failover run as the timeline sees it: acks stop when the leader is killed, an
+election is marked, acks resume; the longest gap without an ack is the outage."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafkalite.lab.faults import FaultWindow
+from kafkalite.lab.history import History, Op, OpKind
+from kafkalite.lab.timeline import build_timeline, plot_timeline
+
+pytestmark = pytest.mark.unit
+
+T0 = 1_000.0
+
+
+def failover_history() -> History:
+    """Acks every 0.1 s from 0 to 1 s and from 2.5 s to 4 s; one write fails at 2 s."""
+    h = History()
+    times = [i / 10 for i in range(11)] + [2.5 + i / 10 for i in range(16)]
+    for i, t in enumerate(times):
+        h.record(Op(T0 + t - 0.005, OpKind.SEND, "p", "orders", 0, b"v%d" % i))
+        h.record(Op(T0 + t, OpKind.ACK, "p", "orders", 0, b"v%d" % i, i, latency_ms=5.0))
+    h.record(Op(T0 + 2.0, OpKind.ERROR, "p", "orders", 0, b"lost", latency_ms=900, error="X"))
+    return h
+
+
+EVENTS = [
+    {
+        "seq": 1,
+        "time_ms": (T0 + 1.8) * 1000,
+        "broker": 3,
+        "type": "leader_elected",
+        "topic": "orders",
+        "partition": 0,
+        "leader": 3,
+        "leader_epoch": 4,
+    },
+    {
+        "seq": 2,
+        "time_ms": (T0 + 1.9) * 1000,
+        "broker": 2,
+        "type": "leader_elected",
+        "topic": "other",
+        "partition": 0,
+        "leader": 2,
+        "leader_epoch": 1,
+    },
+    {
+        "seq": 3,
+        "time_ms": (T0 + 0.5) * 1000,
+        "broker": 1,
+        "type": "leader_elected",
+        "topic": "orders",
+        "partition": 0,
+        "leader": 1,
+        "leader_epoch": 0,
+        "replay": True,
+    },
+]
+
+
+def test_the_longest_gap_without_an_ack_is_the_failover():
+    timeline = build_timeline(failover_history())
+    assert timeline.longest_gap == pytest.approx((1.0 + 0.005, 2.5 + 0.005))
+    assert timeline.longest_gap_s == pytest.approx(1.5)
+
+
+def test_acks_per_second_fall_to_zero_during_the_outage():
+    timeline = build_timeline(failover_history(), bins=40)
+    during = [rate for t, rate in timeline.ack_rate if 1.2 <= t < 2.3]
+    before = [rate for t, rate in timeline.ack_rate if 0.2 <= t < 0.8]
+    assert during and all(rate == 0 for rate in during)
+    assert all(rate > 0 for rate in before)
+    assert sum(r * timeline.bin_s for _, r in timeline.ack_rate) == pytest.approx(27)
+
+
+def test_latency_is_plotted_at_send_time_and_errors_at_failure_time():
+    timeline = build_timeline(failover_history())
+    assert timeline.latencies[0] == pytest.approx((0.0, 5.0))
+    assert timeline.errors == [(pytest.approx(2.005), "X")]
+
+
+def test_fault_windows_are_clipped_to_the_run_and_open_ones_run_to_its_end():
+    windows = [
+        FaultWindow("kill", 1, T0 + 1.0, T0 + 3.0),
+        FaultWindow("slow", 2, T0 - 5.0, None),
+        FaultWindow("pause", 3, T0 - 9.0, T0 - 8.0),  # over before the run began
+    ]
+    timeline = build_timeline(failover_history(), windows)
+    assert timeline.faults == [
+        (pytest.approx(1.005), pytest.approx(3.005), "kill 1"),
+        (0.0, pytest.approx(4.005), "slow 2"),
+    ]
+
+
+def test_only_live_elections_of_the_runs_topics_are_marked():
+    timeline = build_timeline(failover_history(), events=EVENTS)
+    assert timeline.leader_changes == [(pytest.approx(1.805), "orders-0 → 3, epoch 4")]
+
+
+def test_an_empty_history_is_a_clear_error_and_a_run_plots():
+    with pytest.raises(ValueError, match="empty"):
+        build_timeline(History())
+    figure = plot_timeline(build_timeline(failover_history(), events=EVENTS), "failover")
+    assert len(figure.axes) == 2 and figure.axes[1].get_yscale() == "log"
