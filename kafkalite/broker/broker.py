@@ -270,24 +270,24 @@ class Broker:
             case RemoveTopicRecord() if removed is not None:
                 self.replica_manager.remove_topic(removed)
                 self.events.emit(EventType.TOPIC_DELETED, topic=removed)
-            case ConfigRecord(resource_type="topic"):
-                self.replica_manager.update_topic_config(record.resource_name)
-                self.events.emit(
-                    EventType.CONFIG_CHANGED,
-                    resource=f"topic:{record.resource_name}",
-                    name=record.name,
-                    value=record.value,
-                )
             case ConfigRecord():
-                self.replica_manager.update_all_configs()
-                self.events.emit(
-                    EventType.CONFIG_CHANGED,
-                    resource=f"broker:{record.resource_name}",
-                    name=record.name,
-                    value=record.value,
-                )
+                self._apply_config(record)
             case _:
                 pass
+
+    def _apply_config(self, record: ConfigRecord) -> None:
+        """A setting changed: logs pick up topic and broker settings (groups' are read
+        when used)."""
+        if record.resource_type == "topic":
+            self.replica_manager.update_topic_config(record.resource_name)
+        elif record.resource_type == "broker":
+            self.replica_manager.update_all_configs()
+        self.events.emit(
+            EventType.CONFIG_CHANGED,
+            resource=f"{record.resource_type}:{record.resource_name}",
+            name=record.name,
+            value=record.value,
+        )
 
     def _emit_isr_change(
         self, topic: str, partition: int, before: tuple[int, ...], after: tuple[int, ...]

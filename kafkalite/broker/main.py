@@ -67,6 +67,7 @@ def run_broker(args: argparse.Namespace) -> int:
         admin_port=int(args.admin_port),
         data_dir=Path(args.data_dir),
         overrides=overrides,
+        rack=overrides.get("broker.rack") or None,
     )
     try:
         asyncio.run(serve(config))

@@ -44,7 +44,7 @@ T = TypeVar("T")
 RETRY_BACKOFF_S = 0.05
 REQUEST_TIMEOUT_S = 5.0
 CALL_TIMEOUT_S = 15.0
-RESOURCE_TYPES = {"topic": 2, "broker": 4}
+RESOURCE_TYPES = {"topic": 2, "broker": 4, "group": 32}
 
 
 class ControllerRequestError(Exception):

@@ -26,6 +26,7 @@ from kafkalite.controller.partition_changes import (
 from kafkalite.metadata.config_defs import (
     InvalidConfigError,
     validate_broker_configs,
+    validate_group_configs,
     validate_topic_configs,
 )
 from kafkalite.metadata.image import MetadataImage, PartitionRegistration
@@ -472,14 +473,16 @@ class QuorumController:
                 [], ApiResult(ErrorCode.invalid_request, f"Unknown broker {resource_name!r}")
             )
         present = {k: v for k, v in changes.items() if v is not None}
+        validate = {
+            "topic": validate_topic_configs,
+            "broker": validate_broker_configs,
+            "group": validate_group_configs,
+        }[resource_type]
         try:
-            if resource_type == "topic":
-                validate_topic_configs(present)
-            else:
-                validate_broker_configs(present)
+            validate(present)
         except InvalidConfigError as exc:
             return ControllerResult([], ApiResult(ErrorCode.invalid_config, str(exc)))
-        table = self.image.topic_configs if resource_type == "topic" else self.image.broker_configs
+        table = self.image.config_table(resource_type)
         current = table.get(resource_name, {})
         effective = dict(changes)
         if replace_all:

@@ -3,100 +3,29 @@
 Kafka-Lite's defaults are tuned for a lab (small segments, failure detection in about a
 second); each can be set back to Kafka's own with the same name. A topic setting falls back
 to its broker synonym (``retention.ms`` -> ``log.retention.ms``), as in Kafka, so
-DescribeConfigs can say where a value comes from.
+DescribeConfigs can say where a value comes from. Settings Kafka accepts but Kafka-Lite does
+not act on (``message.format.version``, ``flush.ms``, ...) are in ``accepted_configs``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from enum import Enum
+from collections.abc import Mapping
 
+from kafkalite.metadata.accepted_configs import ACCEPTED_BROKER_CONFIGS, ACCEPTED_TOPIC_CONFIGS
+from kafkalite.metadata.config_def import ConfigDef, ConfigType, InvalidConfigError
 
-class ConfigType(Enum):
-    BOOLEAN = 1
-    STRING = 2
-    INT = 3
-    SHORT = 4
-    LONG = 5
-    DOUBLE = 6
-    LIST = 7
-    CLASS = 8
-    PASSWORD = 9
+__all__ = [
+    "BROKER_CONFIGS",
+    "GROUP_CONFIGS",
+    "TOPIC_CONFIGS",
+    "ConfigDef",
+    "ConfigType",
+    "InvalidConfigError",
+    "validate_broker_configs",
+    "validate_group_configs",
+    "validate_topic_configs",
+]
 
-
-class InvalidConfigError(ValueError):
-    """A value that Kafka would reject (Kafka: INVALID_CONFIG)."""
-
-    def __init__(self, name: str, value: str | None, reason: str) -> None:
-        super().__init__(f"Invalid value {value!r} for configuration {name}: {reason}")
-        self.name = name
-        self.value = value
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigDef:
-    name: str
-    type: ConfigType
-    default: str  # Kafka-Lite's (lab) default
-    kafka_default: str
-    doc: str
-    minimum: int | None = None
-    choices: tuple[str, ...] | None = None
-    broker_synonym: str | None = None  # for topic configs: the broker-wide default's name
-    read_only: bool = False
-
-    def validate(self, value: str | None) -> None:
-        if value is None:
-            raise InvalidConfigError(self.name, value, "a value is required")
-        check = _CHECKS[self.type]
-        if not check(value):
-            raise InvalidConfigError(self.name, value, _EXPECTED.get(self.type, "invalid value"))
-        if self.minimum is not None and int(value) < self.minimum:
-            raise InvalidConfigError(self.name, value, f"must be at least {self.minimum}")
-        if self.choices is not None:
-            for item in value.split(","):
-                if item.strip() not in self.choices:
-                    raise InvalidConfigError(
-                        self.name, value, f"must be one of {', '.join(self.choices)}"
-                    )
-
-
-def _is_int(value: str) -> bool:
-    try:
-        int(value)
-    except ValueError:
-        return False
-    return True
-
-
-def _is_double(value: str) -> bool:
-    try:
-        float(value)
-    except ValueError:
-        return False
-    return True
-
-
-_EXPECTED = {
-    ConfigType.BOOLEAN: "expected true or false",
-    ConfigType.INT: "expected a whole number",
-    ConfigType.SHORT: "expected a whole number",
-    ConfigType.LONG: "expected a whole number",
-    ConfigType.DOUBLE: "expected a number",
-}
-
-_CHECKS: dict[ConfigType, Callable[[str], bool]] = {
-    ConfigType.BOOLEAN: lambda v: v.lower() in ("true", "false"),
-    ConfigType.STRING: lambda v: True,
-    ConfigType.INT: _is_int,
-    ConfigType.SHORT: _is_int,
-    ConfigType.LONG: _is_int,
-    ConfigType.DOUBLE: _is_double,
-    ConfigType.LIST: lambda v: True,
-    ConfigType.CLASS: lambda v: True,
-    ConfigType.PASSWORD: lambda v: True,
-}
 
 _B = ConfigType.BOOLEAN
 _I = ConfigType.INT
@@ -288,6 +217,14 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
             read_only=True,
         ),
         ConfigDef(
+            "broker.rack",
+            _S,
+            "",
+            "",
+            "the rack (or zone) of this broker, reported in Metadata and DescribeCluster",
+            read_only=True,
+        ),
+        ConfigDef(
             "auto.create.topics.enable",
             _B,
             "true",
@@ -475,20 +412,47 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
 }
 
 
-def validate_topic_configs(configs: Mapping[str, str | None]) -> None:
+GROUP_CONFIGS: dict[str, ConfigDef] = {
+    d.name: d
+    for d in (
+        ConfigDef(name, _I, default, default, f"{doc} (accepted, not applied here)", minimum=1)
+        for name, default, doc in (
+            ("consumer.session.timeout.ms", "45000", "KIP-848 consumer groups' session timeout"),
+            ("consumer.heartbeat.interval.ms", "5000", "KIP-848 consumer groups' heartbeat"),
+            ("share.session.timeout.ms", "45000", "share groups' session timeout"),
+            ("share.heartbeat.interval.ms", "5000", "share groups' heartbeat interval"),
+            ("share.record.lock.duration.ms", "30000", "share groups' record lock duration"),
+        )
+    )
+}
+"""Settings of one group (IncrementalAlterConfigs on a GROUP resource, Kafka 3.9+). They
+belong to the KIP-848 and share-group protocols; the classic protocol Kafka-Lite runs does
+not read them, in Kafka either."""
+
+TOPIC_CONFIGS |= {k: d for k, d in ACCEPTED_TOPIC_CONFIGS.items() if k not in TOPIC_CONFIGS}
+BROKER_CONFIGS |= {k: d for k, d in ACCEPTED_BROKER_CONFIGS.items() if k not in BROKER_CONFIGS}
+
+
+def _validate(
+    table: Mapping[str, ConfigDef], kind: str, configs: Mapping[str, str | None], static: bool
+) -> None:
     for name, value in configs.items():
-        definition = TOPIC_CONFIGS.get(name)
+        definition = table.get(name)
         if definition is None:
-            raise InvalidConfigError(name, value, "unknown topic configuration")
+            raise InvalidConfigError(name, value, f"unknown {kind} configuration")
+        if definition.read_only and not static:
+            raise InvalidConfigError(name, value, "cannot be changed while the broker runs")
         definition.validate(value)
+
+
+def validate_topic_configs(configs: Mapping[str, str | None]) -> None:
+    _validate(TOPIC_CONFIGS, "topic", configs, static=False)
+
+
+def validate_group_configs(configs: Mapping[str, str | None]) -> None:
+    _validate(GROUP_CONFIGS, "group", configs, static=False)
 
 
 def validate_broker_configs(configs: Mapping[str, str | None], static: bool = False) -> None:
     """``static``: settings given at start-up, where read-only ones are allowed."""
-    for name, value in configs.items():
-        definition = BROKER_CONFIGS.get(name)
-        if definition is None:
-            raise InvalidConfigError(name, value, "unknown broker configuration")
-        if definition.read_only and not static:
-            raise InvalidConfigError(name, value, "cannot be changed while the broker runs")
-        definition.validate(value)
+    _validate(BROKER_CONFIGS, "broker", configs, static)

@@ -68,6 +68,7 @@ class MetadataImage:
     topic_ids: dict[str, str] = field(default_factory=dict)  # name -> id
     topic_configs: dict[str, dict[str, str]] = field(default_factory=dict)
     broker_configs: dict[str, dict[str, str]] = field(default_factory=dict)  # "" = cluster
+    group_configs: dict[str, dict[str, str]] = field(default_factory=dict)
     next_producer_id: int = 0
     offset: int = -1  # offset of the last record replayed
 
@@ -147,6 +148,7 @@ class MetadataImage:
         for resource_type, table in (
             ("topic", self.topic_configs),
             ("broker", self.broker_configs),
+            ("group", self.group_configs),
         ):
             for resource, overrides in sorted(table.items()):
                 records.extend(
@@ -158,7 +160,7 @@ class MetadataImage:
         return records
 
     def _replay_config(self, record: ConfigRecord) -> None:
-        table = self.topic_configs if record.resource_type == "topic" else self.broker_configs
+        table = self.config_table(record.resource_type)
         overrides = table.setdefault(record.resource_name, {})
         if record.value is None:
             overrides.pop(record.name, None)
@@ -166,6 +168,14 @@ class MetadataImage:
             overrides[record.name] = record.value
 
     # ---- queries -------------------------------------------------------------------
+
+    def config_table(self, resource_type: str) -> dict[str, dict[str, str]]:
+        """The overrides of one resource type ("topic", "broker" or "group") by name."""
+        return {
+            "topic": self.topic_configs,
+            "broker": self.broker_configs,
+            "group": self.group_configs,
+        }[resource_type]
 
     def topic(self, name: str) -> TopicImage | None:
         topic_id = self.topic_ids.get(name)

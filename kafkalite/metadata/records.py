@@ -79,8 +79,8 @@ class RemoveTopicRecord:
 class ConfigRecord:
     """``value=None`` removes the override, so the default applies again."""
 
-    resource_type: str  # "topic" or "broker"
-    resource_name: str  # topic name, or broker id as a string ("" for the cluster default)
+    resource_type: str  # "topic", "broker" or "group"
+    resource_name: str  # topic or group name, or broker id ("" for the cluster default)
     name: str
     value: str | None
 

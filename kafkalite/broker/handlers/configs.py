@@ -1,8 +1,9 @@
-"""DescribeConfigs, AlterConfigs and IncrementalAlterConfigs for topics and brokers.
+"""DescribeConfigs, AlterConfigs and IncrementalAlterConfigs for topics, brokers and groups.
 
-Each value says where it comes from (a topic override, a dynamic broker setting, or the
-default), so a student who sets ``min.insync.replicas`` on a topic can see it win over
-the broker-wide value. Changes go through the controller and apply live.
+Each value says where it comes from (a topic override, a dynamic broker setting, a start-up
+setting, or the default; see ``metadata.config_sources``), so a student who sets
+``min.insync.replicas`` on a topic can see it win over the broker-wide value. Changes go
+through the controller and apply live.
 """
 
 from __future__ import annotations
@@ -11,47 +12,56 @@ from typing import Any
 
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
-from kafkalite.metadata.config_defs import BROKER_CONFIGS, TOPIC_CONFIGS
-from kafkalite.metadata.image import MetadataImage
+from kafkalite.metadata.config_sources import (
+    DescribedConfig,
+    describe_broker,
+    describe_cluster_defaults,
+    describe_group,
+    describe_topic,
+)
 from kafkalite.protocol.errors import ErrorCode
 
 TOPIC = 2
 BROKER = 4
-DYNAMIC_TOPIC_CONFIG = 1
-DYNAMIC_BROKER_CONFIG = 2
-DYNAMIC_DEFAULT_BROKER_CONFIG = 3
-DEFAULT_CONFIG = 5
-_TOPIC_SOURCES = {
-    "topic": DYNAMIC_TOPIC_CONFIG,
-    "broker": DYNAMIC_DEFAULT_BROKER_CONFIG,
-    "default": DEFAULT_CONFIG,
-}
+GROUP = 32
+RESOURCE_KINDS = {TOPIC: "topic", BROKER: "broker", GROUP: "group"}
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 
-def _broker_value(image: MetadataImage, broker: str, name: str) -> tuple[str, int]:
-    if broker and name in image.broker_configs.get(broker, {}):
-        return image.broker_configs[broker][name], DYNAMIC_BROKER_CONFIG
-    if name in image.broker_configs.get("", {}):
-        return image.broker_configs[""][name], DYNAMIC_DEFAULT_BROKER_CONFIG
-    return BROKER_CONFIGS[name].default, DEFAULT_CONFIG
+def static_configs(ctx: RequestContext) -> dict[str, str]:
+    """What this broker was started with: its ``--config`` settings and its identity."""
+    config = ctx.broker.config
+    identity = {
+        "node.id": str(config.broker_id),
+        "broker.id": str(config.broker_id),
+        "process.roles": "broker,controller",
+        "listeners": f"PLAINTEXT://{config.host}:{config.port}",
+        "log.dirs": str(config.data_dir / "logs"),
+    }
+    return {**config.overrides, **identity}
 
 
-def _describe_one(ctx: RequestContext, resource: Any) -> Any:
+def _described(ctx: RequestContext, rtype: int, rname: str) -> list[DescribedConfig] | None:
+    """The resource's settings; None when there is no such resource here."""
+    broker = ctx.broker
+    image = broker.image
+    if rtype == TOPIC and image.topic(rname) is not None:
+        return describe_topic(image, rname, broker.broker_id, static_configs(ctx))
+    if rtype == BROKER and rname == str(broker.broker_id):
+        return describe_broker(image, broker.broker_id, static_configs(ctx))
+    if rtype == BROKER and rname == "":
+        return describe_cluster_defaults(image)
+    if rtype == GROUP and rname:
+        return describe_group(image, rname)
+    return None
+
+
+def _describe_one(ctx: RequestContext, resource: Any, synonyms: bool) -> Any:
     s = ctx.schema
-    image = ctx.broker.image
     rtype, rname = int(resource.resource_type), resource.resource_name
     keys = resource.configuration_keys
-    entries: list[tuple[str, str, int, Any]] = []
-    if rtype == TOPIC and image.topic(rname) is not None:
-        for name, definition in TOPIC_CONFIGS.items():
-            value, source = image.topic_config_source(rname, name)
-            entries.append((name, value, _TOPIC_SOURCES[source], definition))
-    elif rtype == BROKER and (rname == "" or rname == str(ctx.broker.broker_id)):
-        for name, definition in BROKER_CONFIGS.items():
-            value, source_code = _broker_value(image, rname, name)
-            entries.append((name, value, source_code, definition))
-    else:
+    described = _described(ctx, rtype, rname)
+    if described is None:
         error = (
             ErrorCode.unknown_topic_or_partition if rtype == TOPIC else ErrorCode.invalid_request
         )
@@ -64,18 +74,23 @@ def _describe_one(ctx: RequestContext, resource: Any) -> Any:
         )
     configs = tuple(
         s.DescribeConfigsResourceResult(
-            name=name,
-            value=value,
-            read_only=definition.read_only,
-            is_default=source == DEFAULT_CONFIG,
-            config_source=source,
+            name=c.name,
+            value=c.value,
+            read_only=c.definition.read_only,
+            is_default=c.is_default,
+            config_source=int(c.source),
             is_sensitive=False,
-            synonyms=(),
-            config_type=definition.type.value,
-            documentation=definition.doc,
+            synonyms=tuple(
+                s.DescribeConfigsSynonym(name=y.name, value=y.value, source=int(y.source))
+                for y in c.synonyms
+            )
+            if synonyms
+            else (),
+            config_type=c.definition.type.value,
+            documentation=c.definition.doc,
         )
-        for name, value, source, definition in entries
-        if keys is None or name in keys
+        for c in described
+        if not keys or c.name in keys
     )
     return s.DescribeConfigsResult(
         error_code=ErrorCode.none,
@@ -88,13 +103,11 @@ def _describe_one(ctx: RequestContext, resource: Any) -> Any:
 
 @handles(32, 1, 4)
 async def describe_configs(ctx: RequestContext, request: Any) -> Any:
+    synonyms = bool(getattr(request, "include_synonyms", False))
     return ctx.schema.DescribeConfigsResponse(
-        throttle_time=0, results=tuple(_describe_one(ctx, r) for r in request.resources)
+        throttle_time=0,
+        results=tuple(_describe_one(ctx, r, synonyms) for r in request.resources),
     )
-
-
-def _kind(rtype: int) -> str | None:
-    return {TOPIC: "topic", BROKER: "broker"}.get(rtype)
 
 
 async def _alter(
@@ -105,7 +118,7 @@ async def _alter(
     validate_only: bool,
 ) -> Any:
     s = ctx.schema
-    kind = _kind(int(resource.resource_type))
+    kind = RESOURCE_KINDS.get(int(resource.resource_type))
     if kind is None:
         return s.AlterConfigsResourceResponse(
             error_code=ErrorCode.invalid_request,
@@ -137,10 +150,8 @@ async def alter_configs(ctx: RequestContext, request: Any) -> Any:
 
 def _incremental_changes(ctx: RequestContext, resource: Any) -> dict[str, str | None]:
     """Resolve SET/DELETE/APPEND/SUBTRACT into plain new values."""
-    image = ctx.broker.image
-    current: dict[str, str] = (
-        image.topic_configs if int(resource.resource_type) == TOPIC else image.broker_configs
-    ).get(resource.resource_name, {})
+    kind = RESOURCE_KINDS.get(int(resource.resource_type), "broker")
+    current = ctx.broker.image.config_table(kind).get(resource.resource_name, {})
     changes: dict[str, str | None] = {}
     for c in resource.configs:
         op = int(c.config_operation)

@@ -1,0 +1,64 @@
+"""Settings Kafka accepts that Kafka-Lite takes, stores and reports, but does not act on.
+
+Course material, docker-compose files and tools written for Kafka set them (a topic created
+with ``message.format.version``, ``delete.retention.ms`` or ``flush.ms``; a broker started
+with ``num.io.threads``). Kafka-Lite accepts each with Kafka's name, type and default, so
+that such a request succeeds as it does against Kafka, and says in DescribeConfigs that it
+does not apply it (there is no log cleaner thread, no flush scheduler, no tiered storage).
+``message.format.version`` is deprecated and ignored by Kafka 3.x itself.
+
+A setting defined in ``config_defs`` (one Kafka-Lite does apply) always wins over one here.
+"""
+
+from __future__ import annotations
+
+from kafkalite.metadata.config_def import ConfigDef, ConfigType
+
+_B, _I, _L, _S = ConfigType.BOOLEAN, ConfigType.INT, ConfigType.LONG, ConfigType.STRING
+_D, _LIST = ConfigType.DOUBLE, ConfigType.LIST
+
+# name, type, Kafka's default, what it does in Kafka
+_TOPIC: tuple[tuple[str, ConfigType, str, str], ...] = (
+    ("delete.retention.ms", _L, "86400000", "how long compaction keeps delete tombstones"),
+    ("file.delete.delay.ms", _L, "60000", "delay before a deleted segment's file is removed"),
+    ("flush.messages", _L, "9223372036854775807", "fsync after this many messages"),
+    ("flush.ms", _L, "9223372036854775807", "fsync after this many milliseconds"),
+    ("follower.replication.throttled.replicas", _LIST, "", "replicas throttled on followers"),
+    ("leader.replication.throttled.replicas", _LIST, "", "replicas throttled on leaders"),
+    ("local.retention.bytes", _L, "-2", "local size kept with tiered storage"),
+    ("local.retention.ms", _L, "-2", "local time kept with tiered storage"),
+    ("max.compaction.lag.ms", _L, "9223372036854775807", "longest a record stays uncompacted"),
+    ("message.downconversion.enable", _B, "true", "down-convert for old consumers"),
+    ("message.format.version", _S, "3.0-IV1", "deprecated; ignored by Kafka 3.x as well"),
+    ("message.timestamp.after.max.ms", _L, "9223372036854775807", "allowed future timestamps"),
+    ("message.timestamp.before.max.ms", _L, "9223372036854775807", "allowed past timestamps"),
+    ("message.timestamp.difference.max.ms", _L, "9223372036854775807", "deprecated bound"),
+    ("min.cleanable.dirty.ratio", _D, "0.5", "dirty share of a log before it is compacted"),
+    ("min.compaction.lag.ms", _L, "0", "youngest a record may be to be compacted"),
+    ("preallocate", _B, "false", "preallocate segment files"),
+    ("remote.storage.enable", _B, "false", "tiered storage for this topic"),
+    ("segment.index.bytes", _I, "10485760", "size of a segment's offset index"),
+    ("segment.jitter.ms", _L, "0", "random jitter subtracted from segment.ms"),
+)
+
+_BROKER: tuple[tuple[str, ConfigType, str, str], ...] = (
+    ("num.network.threads", _I, "3", "threads receiving requests"),
+    ("num.io.threads", _I, "8", "threads processing requests"),
+    ("num.replica.fetchers", _I, "1", "fetcher threads per source broker"),
+    ("num.recovery.threads.per.data.dir", _I, "2", "threads recovering logs at start-up"),
+    ("log.flush.interval.messages", _L, "9223372036854775807", "default flush.messages"),
+    ("log.flush.interval.ms", _L, "9223372036854775807", "default flush.ms"),
+    ("log.cleaner.enable", _B, "true", "run the log cleaner"),
+    ("log.cleaner.delete.retention.ms", _L, "86400000", "default delete.retention.ms"),
+)
+
+
+def _defs(table: tuple[tuple[str, ConfigType, str, str], ...]) -> dict[str, ConfigDef]:
+    return {
+        name: ConfigDef(name, kind, default, default, f"{doc} (accepted, not applied here)")
+        for name, kind, default, doc in table
+    }
+
+
+ACCEPTED_TOPIC_CONFIGS = _defs(_TOPIC)
+ACCEPTED_BROKER_CONFIGS = _defs(_BROKER)
