@@ -24,6 +24,9 @@ class EventLog:
         self.now_ms = now_ms
         self._events: deque[dict[str, Any]] = deque(maxlen=capacity)
         self._seq = 0
+        self.started_ms = now_ms()
+        """When this log (so this broker process) started: sequence numbers restart at 1
+        with every process, so a reader following ``seq`` tells a restart by this."""
         self.replaying = False
         """While a starting broker replays the metadata log, what it emits is history being
         re-applied, not news: such events carry ``"replay": true``."""

@@ -132,5 +132,6 @@ class IntrospectionServer:
             return "200 OK", broker_state(self.broker)
         if url.path == "/events":
             since = int(parse_qs(url.query).get("since", ["0"])[0] or 0)
-            return "200 OK", {"events": self.broker.events.since(since)}
+            events = self.broker.events
+            return "200 OK", {"events": events.since(since), "started_ms": events.started_ms}
         return "404 Not Found", {"error": f"no such path {url.path}"}

@@ -48,20 +48,36 @@ def merge_status(
                 "last_stable_offset": leader_view["last_stable_offset"] if leader_view else None,
                 "log_start_offset": reference["log_start_offset"],
                 "replicas": [
-                    {
-                        "broker": r,
-                        "log_end_offset": by_broker[r]["log_end_offset"]
-                        if r in by_broker
-                        else None,
-                        "high_watermark": by_broker[r]["high_watermark"]
-                        if r in by_broker
-                        else None,
-                    }
-                    for r in replica_ids
+                    _replica_row(r, by_broker.get(r), reference["isr"], states) for r in replica_ids
                 ],
             }
         )
     return {"brokers": brokers, "partitions": partitions, "quorum": _quorum(views)}
+
+
+def _replica_row(
+    broker_id: int,
+    own_view: dict[str, Any] | None,
+    isr: list[int],
+    states: dict[int, BrokerState],
+) -> dict[str, Any]:
+    """One replica as its own broker sees it: its log's offsets and the leader epoch it
+    knows (an isolated or returning replica may still know an old one); ``in_isr`` is the
+    authoritative view (the leader's), ``state`` its broker's (running, paused, dead...)."""
+
+    def own(field: str) -> Any:
+        return own_view[field] if own_view is not None else None
+
+    state = states.get(broker_id)
+    return {
+        "broker": broker_id,
+        "state": state.value if state is not None else None,
+        "in_isr": broker_id in isr,
+        "leader_epoch": own("leader_epoch"),
+        "log_start_offset": own("log_start_offset"),
+        "log_end_offset": own("log_end_offset"),
+        "high_watermark": own("high_watermark"),
+    }
 
 
 def _quorum(views: dict[int, dict[str, Any] | None]) -> dict[str, Any] | None:

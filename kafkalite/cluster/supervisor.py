@@ -7,31 +7,20 @@ verbs are the backend's, recorded in ``cluster.json`` so another shell sees them
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.error
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Self
 
 from kafkalite.cluster.backend import BrokerState, ClusterBackend
+from kafkalite.cluster.event_stream import EventStream
+from kafkalite.cluster.introspection_http import HTTP_TIMEOUT_S, fetch_json
 from kafkalite.cluster.local import LocalProcessBackend
 from kafkalite.cluster.snapshot import merge_status
 from kafkalite.cluster.spec import BrokerSpec, ClusterError, ClusterSpec, check_port_free
 from kafkalite.metadata.config_defs import InvalidConfigError, validate_broker_configs
 
 READY_TIMEOUT_S = 30.0
-HTTP_TIMEOUT_S = 2.0  # a broker busy with a heavy workload still answers
-
-
-def fetch_json(host: str, port: int, path: str, timeout_s: float = HTTP_TIMEOUT_S) -> Any:
-    """GET one introspection path; None when the broker does not answer in time."""
-    try:
-        with urllib.request.urlopen(f"http://{host}:{port}{path}", timeout=timeout_s) as r:
-            return json.loads(r.read())
-    except (OSError, urllib.error.URLError, ValueError):
-        return None
 
 
 class Cluster:
@@ -188,9 +177,13 @@ class Cluster:
             for b, s in states.items()
         }
 
-    def introspect(self, broker_id: int) -> dict[str, Any] | None:
+    def introspect(
+        self, broker_id: int, timeout_s: float = HTTP_TIMEOUT_S
+    ) -> dict[str, Any] | None:
         broker = self.spec.broker(broker_id)
-        result: dict[str, Any] | None = fetch_json(broker.host, broker.admin_port, "/state")
+        result: dict[str, Any] | None = fetch_json(
+            broker.host, broker.admin_port, "/state", timeout_s
+        )
         return result
 
     def events(self, since: int = 0) -> list[dict[str, Any]]:
@@ -202,14 +195,29 @@ class Cluster:
                 events.extend(found["events"])
         return sorted(events, key=lambda e: (e["time_ms"], e["broker"], e["seq"]))
 
-    def status(self) -> dict[str, Any]:
-        states = self.broker_states()
-        views = {
-            b.broker_id: self.introspect(b.broker_id)
-            if states[b.broker_id] in (BrokerState.RUNNING, BrokerState.ISOLATED)
-            else None
+    def event_stream(self, timeout_s: float = 1.0) -> EventStream:
+        """A follower of every broker's events: each ``poll()`` returns only new ones."""
+        return EventStream(self.spec, timeout_s)
+
+    def status(
+        self,
+        timeout_s: float = HTTP_TIMEOUT_S,
+        states: dict[int, BrokerState] | None = None,
+    ) -> dict[str, Any]:
+        """One merged snapshot; brokers that can answer are asked at once, so a refresh
+        takes as long as the slowest broker, at most ``timeout_s``. Pass ``states`` when
+        the caller already read them (``broker_states``) for the same moment."""
+        states = states if states is not None else self.broker_states()
+        asked = [
+            b.broker_id
             for b in self.spec.brokers
-        }
+            if states[b.broker_id] in (BrokerState.RUNNING, BrokerState.ISOLATED)
+        ]
+        views: dict[int, dict[str, Any] | None] = dict.fromkeys(states)
+        if asked:
+            with ThreadPoolExecutor(max_workers=len(asked)) as pool:
+                answers = pool.map(lambda b: self.introspect(b, timeout_s), asked)
+                views.update(zip(asked, answers, strict=True))
         return merge_status(self.spec, states, views)
 
 

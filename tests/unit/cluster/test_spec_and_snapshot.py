@@ -67,11 +67,17 @@ def test_status_merges_leader_view_with_each_replica(tmp_path: Path) -> None:
     assert status["brokers"][0]["controller"] is True
     p = status["partitions"][0]
     assert (p["leader"], p["high_watermark"], p["leader_epoch"]) == (1, 8, 3)
-    assert p["replicas"] == [
-        {"broker": 1, "log_end_offset": 10, "high_watermark": 8},
-        {"broker": 2, "log_end_offset": 8, "high_watermark": 7},
-        {"broker": 3, "log_end_offset": None, "high_watermark": None},
+    rows = [
+        (r["broker"], r["state"], r["in_isr"], r["leader_epoch"], r["log_start_offset"])
+        for r in p["replicas"]
     ]
+    assert rows == [
+        (1, "running", True, 3, 0),
+        (2, "running", True, 3, 0),
+        (3, "dead", False, None, None),
+    ]
+    offsets = [(r["log_end_offset"], r["high_watermark"]) for r in p["replicas"]]
+    assert offsets == [(10, 8), (8, 7), (None, None)]
 
 
 def test_brokers_reach_their_peers_only_through_link_proxies(tmp_path: Path) -> None:

@@ -1,0 +1,149 @@
+"""``Dashboard``: the live picture of a cluster in a notebook, and its controls.
+
+It puts the pieces together: a ``Poller`` refreshes a ``DashboardModel`` on a background
+thread; broker cards (ipywidgets) run fault verbs through an ``ActionRunner``; the offset
+strips and event feed are an anywidget fed with the model's HTML; a producer panel and a
+topic panel drive real clients. Where widgets are not live (an exported notebook, a grader
+log) the same object shows a static HTML snapshot and a text summary instead.
+"""
+
+from __future__ import annotations
+
+import threading
+from html import escape
+from typing import Any
+
+import ipywidgets as w
+
+from kafkalite.cluster import Cluster
+from kafkalite.lab.dashboard.actions import ActionRunner
+from kafkalite.lab.dashboard.cards import BrokerCardWidget
+from kafkalite.lab.dashboard.groups import GroupOffsetReader
+from kafkalite.lab.dashboard.model import DashboardModel, DashboardState
+from kafkalite.lab.dashboard.poller import REFRESH_INTERVAL_S, Poller
+from kafkalite.lab.dashboard.producer_panel import ProducerPanel
+from kafkalite.lab.dashboard.render import (
+    render_feed,
+    render_html,
+    render_state_line,
+    render_strips,
+    render_text,
+)
+from kafkalite.lab.dashboard.topic_panel import TopicPanel
+from kafkalite.lab.dashboard.view import StripsView
+
+
+class Dashboard:
+    """``Dashboard(cluster)`` starts refreshing at once; display it in a cell. ``close()``
+    stops the background threads (they are daemons, so a kernel never waits for them)."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        interval_s: float = REFRESH_INTERVAL_S,
+        topic: str = "",
+        live: bool = True,
+    ) -> None:
+        self.cluster = cluster
+        self.model = DashboardModel()
+        self.state: DashboardState | None = None
+        self.last_action = ""
+        self._show_lock = threading.Lock()
+        self.actions = ActionRunner(cluster, self._action_done)
+        self.cards: dict[int, BrokerCardWidget] = {
+            b.broker_id: BrokerCardWidget(b.broker_id, self._on_verb) for b in cluster.spec.brokers
+        }
+        self.heal_all = w.Button(description="heal all", tooltip="undo isolate and slow")
+        self.heal_all.add_class("kl-heal-all")
+        self.heal_all.on_click(lambda _b: self._on_verb("heal", None))
+        self.status_line = w.HTML()
+        self.strips = StripsView()
+        self.producer = ProducerPanel(cluster.bootstrap_servers, topic)
+        self.topics = TopicPanel(cluster.bootstrap_servers)
+        self.groups = GroupOffsetReader(cluster.bootstrap_servers)
+        self.widget = w.VBox(
+            [
+                self.status_line,
+                w.HBox([*self.cards.values(), self.heal_all]),
+                self.strips,
+                w.HBox([self.producer, self.topics]),
+            ]
+        )
+        self.widget.add_class("kl-dashboard")
+        self.poller = Poller(cluster, self.model, self._show, interval_s, groups=self.groups)
+        self.poller.refresh()  # the first picture is there before the cell returns
+        if live:
+            self.start()
+
+    # ---- lifecycle ---------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.groups.start()
+        self.poller.start()
+
+    def close(self) -> None:
+        self.poller.stop()
+        self.groups.stop()
+        self.producer.close()
+        self.actions.close()
+
+    def refresh(self) -> DashboardState:
+        """Poll once now (the background poller does this every ``interval_s``)."""
+        return self.poller.refresh()
+
+    # ---- drawing -----------------------------------------------------------------------
+
+    def _show(self, state: DashboardState) -> None:
+        with self._show_lock:  # the poller and a manual refresh may both draw
+            self.state = state
+            for card in state.brokers:
+                if card.id in self.cards:
+                    self.cards[card.id].show(card, self.actions.pending(card.id))
+            self.heal_all.disabled = self.actions.pending(None) is not None
+            _set(self.strips, "strips_html", render_strips(state))
+            _set(self.strips, "feed_html", render_feed(state))
+            _set(self.status_line, "value", self._status_html(state))
+            self.producer.show_counts()
+            self.topics.show_topics({p.topic: len(p.replicas) for p in state.partitions})
+
+    def _status_html(self, state: DashboardState) -> str:
+        notes = [f"{self.poller.refresh_rate():.1f} refreshes/s"]
+        if self.poller.last_error:
+            notes.append(f'<span style="color:#c62828">{escape(self.poller.last_error)}</span>')
+        if self.last_action:
+            notes.append(escape(self.last_action))
+        line = render_state_line(state)
+        return f'{line}<div style="font:11px sans-serif;color:#666">{" · ".join(notes)}</div>'
+
+    # ---- controls ----------------------------------------------------------------------
+
+    def _on_verb(self, verb: str, broker_id: int | None) -> None:
+        if self.actions.run(verb, broker_id):
+            self.last_action = f"{verb} broker {broker_id}…" if broker_id else f"{verb}…"
+            if self.state is not None:
+                self._show(self.state)  # grey the buttons now, not at the next refresh
+
+    def _action_done(self, message: str) -> None:
+        self.last_action = message
+        if self.state is not None:
+            self._show(self.state)
+
+    # ---- display -----------------------------------------------------------------------
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        """The live widget where a widget manager runs; the static snapshot (HTML) and a
+        text summary for every other reader of the notebook."""
+        bundle: dict[str, Any] = self.widget._repr_mimebundle_(**kwargs) or {}
+        if self.state is not None:
+            bundle["text/html"] = render_html(self.state)
+            bundle["text/plain"] = render_text(self.state)
+        return bundle
+
+    def _repr_html_(self) -> str:
+        return render_html(self.state) if self.state is not None else ""
+
+
+def _set(widget: w.Widget, name: str, value: str) -> None:
+    """Only a changed value goes to the browser."""
+    if getattr(widget, name) != value:
+        setattr(widget, name, value)

@@ -1,0 +1,175 @@
+"""The dashboard's live event feed: which events a student sees, and in what words (pure).
+
+Every broker reports what it saw, so an event about cluster metadata (a broker fenced, a
+topic created) arrives once from each broker that replayed it; the feed shows it once.
+Events a starting broker re-emits while it replays the metadata log (``replay``) are
+history, not news, and routine ones (fetch cursors, committed offsets) would drown the
+rest, so neither is shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from kafkalite.events import EventType as E
+
+REPLAYED_BY_EVERY_BROKER = frozenset(
+    {E.BROKER_FENCED, E.BROKER_UNFENCED, E.TOPIC_CREATED, E.TOPIC_DELETED, E.CONFIG_CHANGED}
+)
+SAME_EVENT_WITHIN_MS = 5_000
+"""Copies of a metadata event from different brokers arrive within this of each other."""
+
+HIDDEN = frozenset(
+    {
+        E.QUORUM_FOLLOWING,
+        E.METADATA_SNAPSHOT_CREATED,
+        E.METADATA_SNAPSHOT_LOADED,
+        E.GROUP_PARTITION_LOADED,
+        E.OFFSETS_COMMITTED,
+    }
+)
+
+
+@dataclass(frozen=True)
+class FeedItem:
+    time_ms: int
+    broker: int
+    type: str
+    category: str
+    """What the item is about, for its colour: election, isr, truncation, duplicate,
+    fenced, unclean, broker, txn, topic or other."""
+    text: str
+
+
+def _partition(e: dict[str, Any]) -> str:
+    return f"{e.get('topic')}-{e.get('partition')}"
+
+
+def _truncated(e: dict[str, Any]) -> str:
+    first, end = e.get("from_offset"), e.get("to_offset")
+    span = f"offsets {first}..{end - 1}" if isinstance(end, int) else f"from offset {first}"
+    return (
+        f"{_partition(e)}: broker {e['broker']} truncated {span} "
+        f"({e.get('removed', '?')} records) to agree with leader {e.get('leader')}"
+    )
+
+
+_TEXT: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
+    E.LEADER_ELECTED: (
+        "election",
+        lambda e: (
+            f"{_partition(e)}: broker {e.get('leader')} is leader, epoch {e.get('leader_epoch')}"
+        ),
+    ),
+    E.UNCLEAN_LEADER_ELECTED: (
+        "unclean",
+        lambda e: (
+            f"{_partition(e)}: UNCLEAN election, broker {e.get('leader')} leads from "
+            f"outside the ISR {e.get('previous_isr')} (epoch {e.get('leader_epoch')}): "
+            "acknowledged records may be lost"
+        ),
+    ),
+    E.ISR_SHRUNK: (
+        "isr",
+        lambda e: f"{_partition(e)}: ISR shrank, {e.get('removed')} out, ISR now {e.get('isr')}",
+    ),
+    E.ISR_EXPANDED: (
+        "isr",
+        lambda e: f"{_partition(e)}: ISR expanded, {e.get('added')} back, ISR now {e.get('isr')}",
+    ),
+    E.LOG_TRUNCATED: ("truncation", _truncated),
+    E.DUPLICATE_SUPPRESSED: (
+        "duplicate",
+        lambda e: (
+            f"{_partition(e)}: duplicate suppressed on broker {e['broker']} (a retry of "
+            f"the batch at offset {e.get('original_offset')})"
+        ),
+    ),
+    E.REQUEST_FENCED: (
+        "fenced",
+        lambda e: (
+            f"{_partition(e)}: broker {e['broker']} fenced a stale {e.get('api')} "
+            f"request" + (f" ({e['error']})" if e.get("error") else "")
+        ),
+    ),
+    E.BROKER_FENCED: ("broker", lambda e: f"controller fenced broker {e.get('broker_id')}"),
+    E.BROKER_UNFENCED: ("broker", lambda e: f"controller unfenced broker {e.get('broker_id')}"),
+    E.BROKER_STARTED: ("broker", lambda e: f"broker {e['broker']} started"),
+    E.QUORUM_LEADER_ELECTED: (
+        "election",
+        lambda e: f"broker {e['broker']} leads the metadata quorum (epoch {e.get('epoch')})",
+    ),
+    E.CONTROLLER_ACTIVATED: (
+        "election",
+        lambda e: f"broker {e['broker']} is the active controller (epoch {e.get('epoch')})",
+    ),
+    E.CONTROLLER_RESIGNED: ("election", lambda e: f"broker {e['broker']} resigned as controller"),
+    E.TOPIC_CREATED: ("topic", lambda e: f"topic {e.get('topic')} created"),
+    E.TOPIC_DELETED: ("topic", lambda e: f"topic {e.get('topic')} deleted"),
+    E.CONFIG_CHANGED: (
+        "topic",
+        lambda e: f"{e.get('resource')}: {e.get('name')} = {e.get('value')}",
+    ),
+    E.PRODUCER_ID_ASSIGNED: (
+        "other",
+        lambda e: (
+            f"producer id {e.get('producer_id')} (epoch {e.get('producer_epoch')}) "
+            f"for {e.get('client_id')}"
+        ),
+    ),
+    E.RECORDS_DELETED: (
+        "other",
+        lambda e: f"{_partition(e)}: records deleted, log start {e.get('log_start_offset')}",
+    ),
+}
+
+_TXN_PREFIXES = ("txn_", "producer_fenced", "markers_written")
+_ENVELOPE = ("seq", "time_ms", "broker", "type", "replay")
+
+
+def _generic(e: dict[str, Any]) -> str:
+    """Event types without their own words (new ones, transactions): every field."""
+    fields = ", ".join(f"{k}={v}" for k, v in e.items() if k not in _ENVELOPE)
+    return f"broker {e['broker']}: {e['type']} {fields}".rstrip()
+
+
+def describe(event: dict[str, Any]) -> FeedItem | None:
+    """The feed item for one event, or None when the feed does not show it."""
+    kind = str(event.get("type"))
+    if event.get("replay") or kind in HIDDEN:
+        return None
+    category, text = _TEXT.get(kind, ("other", _generic))
+    if kind not in _TEXT and kind.startswith(_TXN_PREFIXES):
+        category = "txn"
+    return FeedItem(int(event["time_ms"]), int(event["broker"]), kind, category, text(event))
+
+
+class Feed:
+    """The newest ``length`` items, newest first, each metadata event once."""
+
+    def __init__(self, length: int = 60) -> None:
+        self.length = length
+        self.items: list[FeedItem] = []
+        self._recent_metadata: dict[tuple[Any, ...], int] = {}
+
+    def add(self, events: Iterable[dict[str, Any]]) -> None:
+        for event in events:
+            item = describe(event)
+            if item is None or self._is_copy(event):
+                continue
+            self.items.insert(0, item)
+        del self.items[self.length :]
+
+    def _is_copy(self, event: dict[str, Any]) -> bool:
+        if event.get("type") not in REPLAYED_BY_EVERY_BROKER:
+            return False
+        key = tuple(sorted((k, str(v)) for k, v in event.items() if k not in _ENVELOPE))
+        time_ms = int(event["time_ms"])
+        seen = self._recent_metadata.get(key)
+        self._recent_metadata = {
+            k: t for k, t in self._recent_metadata.items() if time_ms - t < SAME_EVENT_WITHIN_MS
+        }
+        self._recent_metadata[key] = time_ms
+        return seen is not None and time_ms - seen < SAME_EVENT_WITHIN_MS

@@ -1,0 +1,302 @@
+"""The dashboard's state: what to draw, from one ``Cluster.status()`` snapshot plus the
+events since the previous poll (pure: no sockets, threads or widgets, time passed in).
+
+``DashboardModel.update`` is called once per refresh. It remembers only what a single
+snapshot cannot show: recent truncations (a snapshot shows a log's end, not the records
+it lost) and the event feed. Everything else is recomputed from the snapshot, so a
+refresh that misses a poll loses nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kafkalite.events import EventType
+from kafkalite.lab.dashboard.feed import Feed, FeedItem
+from kafkalite.lab.dashboard.strips import (
+    Cell,
+    OffsetRange,
+    ReplicaLog,
+    offset_window,
+    replica_cells,
+)
+
+TRUNCATION_VISIBLE_MS = 60_000
+"""How long truncated cells stay visible (struck through) after the truncation."""
+WINDOW_CELLS = 40
+"""How many offsets each partition draws: the newest ones."""
+
+VERBS_BY_STATE: dict[str, tuple[str, ...]] = {
+    "running": ("kill", "stop", "pause", "isolate"),
+    "isolated": ("kill", "stop", "pause", "heal"),
+    "paused": ("resume", "kill"),
+    "dead": ("start",),
+    "stopped": ("start",),
+}
+"""The fault verbs that make sense for a broker in each state (the card's live buttons)."""
+
+
+@dataclass(frozen=True)
+class BrokerCard:
+    id: int
+    address: str
+    state: str
+    """running, paused, dead, stopped or isolated."""
+    controller: bool
+    slow_ms: int | None
+    leads: int
+    """How many partitions this broker leads."""
+    verbs: tuple[str, ...]
+
+    @property
+    def answering(self) -> bool:
+        return self.state in ("running", "isolated")
+
+
+@dataclass(frozen=True)
+class GroupOffset:
+    group: str
+    offset: int
+
+
+@dataclass(frozen=True)
+class ReplicaRow:
+    broker: int
+    state: str | None
+    is_leader: bool
+    in_isr: bool
+    leader_epoch: int | None
+    """The leader epoch this replica knows: an isolated or returning one may lag."""
+    log_start_offset: int | None
+    log_end_offset: int | None
+    high_watermark: int | None
+    cells: tuple[Cell, ...]
+    last_seen: bool = False
+    """The broker does not answer (paused, dead, stopped): the offsets are the last ones it
+    reported, drawn greyed, so a killed leader's log stays in view."""
+
+
+@dataclass(frozen=True)
+class PartitionView:
+    topic: str
+    partition: int
+    leader: int | None
+    leader_epoch: int
+    isr: tuple[int, ...]
+    high_watermark: int | None
+    last_stable_offset: int | None
+    log_start_offset: int
+    window_start: int
+    window_end: int
+    replicas: tuple[ReplicaRow, ...]
+    groups: tuple[GroupOffset, ...]
+    open_transactions: tuple[dict[str, Any], ...]
+
+    @property
+    def name(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+@dataclass(frozen=True)
+class DashboardState:
+    time_ms: int
+    brokers: tuple[BrokerCard, ...]
+    partitions: tuple[PartitionView, ...]
+    feed: tuple[FeedItem, ...]
+    controller: int | None
+    quorum_epoch: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON for the browser view (cells as ``[offset, kind, replaced]``)."""
+        data = asdict(self)
+        for p in data["partitions"]:
+            for r in p["replicas"]:
+                r["cells"] = [[c["offset"], str(c["kind"]), c["replaced"]] for c in r["cells"]]
+        return data
+
+    def partition(self, topic: str, index: int) -> PartitionView:
+        return next(p for p in self.partitions if (p.topic, p.partition) == (topic, index))
+
+    def broker(self, broker_id: int) -> BrokerCard:
+        return next(b for b in self.brokers if b.id == broker_id)
+
+
+@dataclass(frozen=True)
+class Truncation:
+    topic: str
+    partition: int
+    broker: int
+    removed: OffsetRange
+    time_ms: int
+
+
+@dataclass
+class DashboardModel:
+    """Turns snapshots into ``DashboardState``; remembers truncations and the feed."""
+
+    truncation_visible_ms: int = TRUNCATION_VISIBLE_MS
+    window_cells: int = WINDOW_CELLS
+    hidden_topics: frozenset[str] = frozenset({"__consumer_offsets", "__transaction_state"})
+    feed: Feed = field(default_factory=Feed)
+    truncations: list[Truncation] = field(default_factory=list)
+    last_rows: dict[tuple[str, int, int], Mapping[str, Any]] = field(default_factory=dict)
+    """Each replica's latest answered row, for when its broker stops answering."""
+
+    def update(
+        self,
+        snapshot: Mapping[str, Any],
+        events: Iterable[dict[str, Any]],
+        now_ms: int,
+        group_offsets: Mapping[tuple[str, int], Iterable[GroupOffset]] | None = None,
+    ) -> DashboardState:
+        events = list(events)
+        self.feed.add(events)
+        self._remember_truncations(events, now_ms)
+        partitions = tuple(
+            self._partition(p, (group_offsets or {}).get((p["topic"], p["partition"]), ()))
+            for p in snapshot.get("partitions", [])
+            if p["topic"] not in self.hidden_topics
+        )
+        quorum = snapshot.get("quorum") or {}
+        return DashboardState(
+            time_ms=now_ms,
+            brokers=tuple(_card(b, partitions) for b in snapshot.get("brokers", [])),
+            partitions=partitions,
+            feed=tuple(self.feed.items),
+            controller=quorum.get("leader"),
+            quorum_epoch=quorum.get("epoch"),
+        )
+
+    def _remember_truncations(self, events: list[dict[str, Any]], now_ms: int) -> None:
+        for e in events:
+            if e.get("type") == EventType.LOG_TRUNCATED and not e.get("replay"):
+                first, end = int(e["from_offset"]), int(e["to_offset"])
+                if end > first:
+                    removed = OffsetRange(first, end - 1)
+                    self.truncations.append(
+                        Truncation(e["topic"], e["partition"], e["broker"], removed, e["time_ms"])
+                    )
+        self.truncations = [
+            t for t in self.truncations if now_ms - t.time_ms < self.truncation_visible_ms
+        ]
+
+    def _partition(self, p: Mapping[str, Any], groups: Iterable[GroupOffset]) -> PartitionView:
+        key = (p["topic"], p["partition"])
+        replicas = [self._with_last_seen(key, r) for r in p["replicas"]]
+        truncated: dict[int, list[OffsetRange]] = {r["broker"]: [] for r in replicas}
+        for t in self.truncations:
+            if (t.topic, t.partition) == key and t.broker in truncated:
+                truncated[t.broker].append(t.removed)
+        ends = [r["log_end_offset"] or 0 for r in replicas]
+        ends += [t.last + 1 for ranges in truncated.values() for t in ranges]
+        starts = [r.get("log_start_offset") for r in replicas]
+        log_start = min([s for s in starts if s is not None] or [p.get("log_start_offset") or 0])
+        window = offset_window(log_start, ends, self.window_cells)
+        aborted = [
+            OffsetRange(a["first_offset"], a["last_offset"])
+            for a in p.get("aborted_transactions") or []
+        ]
+        open_txns = tuple(p.get("open_transactions") or [])
+        rows = tuple(
+            self._replica(p, r, window, truncated[r["broker"]], aborted, open_txns)
+            for r in replicas
+        )
+        return PartitionView(
+            topic=p["topic"],
+            partition=p["partition"],
+            leader=p.get("leader"),
+            leader_epoch=p.get("leader_epoch", -1),
+            isr=tuple(p.get("isr") or ()),
+            high_watermark=p.get("high_watermark"),
+            last_stable_offset=p.get("last_stable_offset"),
+            log_start_offset=log_start,
+            window_start=window.start,
+            window_end=window.stop,
+            replicas=rows,
+            groups=tuple(sorted(groups, key=lambda g: g.group)),
+            open_transactions=open_txns,
+        )
+
+    def _with_last_seen(
+        self, partition: tuple[str, int], row: Mapping[str, Any]
+    ) -> Mapping[str, Any]:
+        key = (*partition, row["broker"])
+        if row.get("log_end_offset") is not None:
+            self.last_rows[key] = row
+            return row
+        seen = self.last_rows.get(key)
+        if seen is None:
+            return row
+        offsets = ("log_start_offset", "log_end_offset", "high_watermark", "leader_epoch")
+        return {**row, **{f: seen.get(f) for f in offsets}, "last_seen": True}
+
+    @staticmethod
+    def _replica(
+        p: Mapping[str, Any],
+        r: Mapping[str, Any],
+        window: range,
+        truncated: list[OffsetRange],
+        aborted: list[OffsetRange],
+        open_txns: tuple[dict[str, Any], ...],
+    ) -> ReplicaRow:
+        leo, hw = r.get("log_end_offset"), r.get("high_watermark")
+        is_leader = p.get("leader") == r["broker"]
+        cells: tuple[Cell, ...] = ()
+        in_isr = bool(r["in_isr"]) if "in_isr" in r else r["broker"] in (p.get("isr") or ())
+        if leo is not None:
+            log = ReplicaLog(
+                log_start_offset=r.get("log_start_offset") or 0,
+                log_end_offset=leo,
+                committed_end=_committed_end(p, leo, hw, in_isr and not r.get("last_seen")),
+            )
+            # open transactions are the leader's view; a follower has the same records
+            starts = [t["first_offset"] for t in open_txns]
+            cells = replica_cells(log, window, truncated, aborted, starts)
+        elif truncated:
+            cells = replica_cells(ReplicaLog(0, 0, 0), window, truncated)
+        return ReplicaRow(
+            broker=r["broker"],
+            state=r.get("state"),
+            is_leader=is_leader,
+            in_isr=in_isr,
+            leader_epoch=r.get("leader_epoch"),
+            log_start_offset=r.get("log_start_offset"),
+            log_end_offset=leo,
+            high_watermark=hw,
+            cells=cells,
+            last_seen=bool(r.get("last_seen")),
+        )
+
+
+def _committed_end(p: Mapping[str, Any], leo: int, own_hw: int | None, in_isr: bool) -> int:
+    """Where this replica's committed cells end. An in-sync replica holds the leader's
+    records, so the partition's high watermark applies. One outside the ISR may hold
+    records no one else has (an isolated old leader's ``acks=1`` writes, soon truncated),
+    so only what its own high watermark vouches for counts as committed."""
+    partition_hw = p.get("high_watermark")
+    bound = partition_hw if in_isr and partition_hw is not None else own_hw
+    if partition_hw is not None and bound is not None:
+        bound = min(bound, partition_hw)
+    return min(leo, bound or 0)
+
+
+def _card(b: Mapping[str, Any], partitions: tuple[PartitionView, ...]) -> BrokerCard:
+    state = str(b.get("state"))
+    return BrokerCard(
+        id=b["id"],
+        address=b.get("address", ""),
+        state=state,
+        controller=bool(b.get("controller")),
+        slow_ms=b.get("slow_ms"),
+        leads=sum(1 for p in partitions if p.leader == b["id"]),
+        verbs=_verbs(state, b.get("slow_ms")),
+    )
+
+
+def _verbs(state: str, slow_ms: int | None) -> tuple[str, ...]:
+    verbs = VERBS_BY_STATE.get(state, ())
+    if slow_ms is not None and state == "running":
+        verbs = (*verbs, "heal")
+    return verbs

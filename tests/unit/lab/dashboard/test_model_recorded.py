@@ -1,0 +1,110 @@
+"""The dashboard model driven by ``/state`` snapshots and events recorded from a real
+three-broker cluster (``python -m tests.dashboard.scenarios`` re-records them): a killed
+leader, a paused follower, and an isolated ``acks=1`` leader whose writes are truncated."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafkalite.lab.dashboard.model import TRUNCATION_VISIBLE_MS, DashboardModel, DashboardState
+from kafkalite.lab.dashboard.strips import CellKind
+
+pytestmark = pytest.mark.unit
+
+RECORDED = Path(__file__).parent / "recorded"
+
+
+def replay(name: str) -> tuple[DashboardModel, list[DashboardState], list[dict[str, Any]]]:
+    steps = json.loads((RECORDED / f"{name}.json").read_text())
+    model = DashboardModel()
+    states = [model.update(s["status"], s["events"], s["time_ms"]) for s in steps]
+    return model, states, steps
+
+
+def kinds(state: DashboardState, broker: int) -> list[str]:
+    row = next(r for r in state.partition("orders", 0).replicas if r.broker == broker)
+    return [str(c.kind) for c in row.cells]
+
+
+def test_killed_leader_a_new_leader_and_epoch_the_dead_log_still_in_view() -> None:
+    _, (before, after), _ = replay("kill_leader")
+    p0 = before.partition("orders", 0)
+    old = p0.leader
+    assert old is not None and p0.high_watermark == 12
+    assert all(kinds(before, b) == ["committed"] * 12 for b in (1, 2, 3))
+    assert before.broker(old).leads == 1
+
+    p1 = after.partition("orders", 0)
+    assert p1.leader not in (None, old)
+    assert p1.leader_epoch == p0.leader_epoch + 1
+    assert old not in p1.isr
+    dead = after.broker(old)
+    assert (dead.state, dead.verbs, dead.leads) == ("dead", ("start",), 0)
+    assert after.broker(p1.leader).leads == 1  # type: ignore[arg-type]
+    row = next(r for r in p1.replicas if r.broker == old)
+    # the dead broker no longer answers: its last reported log, greyed, out of the ISR
+    assert row.last_seen and not row.in_isr and row.log_end_offset == 12
+    assert len(row.cells) == 12
+    texts = [i.text for i in after.feed]
+    assert any(f"broker {p1.leader} is leader, epoch {p1.leader_epoch}" in t for t in texts)
+    assert any(f"ISR shrank, [{old}] out" in t for t in texts)
+
+
+def test_paused_follower_leaves_the_isr_and_rejoins_after_resume() -> None:
+    _, (written, paused, resumed), _ = replay("pause_follower")
+    assert all(kinds(written, b) == ["committed"] * 5 for b in (1, 2, 3))
+    follower = next(b for b in paused.brokers if b.state == "paused")
+    assert follower.verbs == ("resume", "kill")
+    p = paused.partition("orders", 0)
+    assert follower.id not in p.isr
+    row = next(r for r in p.replicas if r.broker == follower.id)
+    assert row.last_seen and not row.in_isr
+    assert any("ISR shrank" in i.text for i in paused.feed)
+
+    assert resumed.broker(follower.id).verbs == ("kill", "stop", "pause", "isolate")
+    p = resumed.partition("orders", 0)
+    assert follower.id in p.isr
+    assert all(kinds(resumed, b) == ["committed"] * 10 for b in (1, 2, 3))
+    assert resumed.feed[0].category == "isr" and "ISR expanded" in resumed.feed[0].text
+
+
+def test_isolated_leader_acks_1_writes_are_uncommitted_then_truncated() -> None:
+    model, (isolated, healed), steps = replay("isolated_leader_truncation")
+    old = next(b for b in isolated.brokers if b.state == "isolated")
+    assert old.verbs == ("kill", "stop", "pause", "heal")
+    p = isolated.partition("orders", 0)
+    assert p.leader != old.id and p.high_watermark == 9  # 6 before + 3 after the election
+    row = next(r for r in p.replicas if r.broker == old.id)
+    # it still believes it leads in the old epoch; its 4 acks=1 writes were never committed
+    assert row.leader_epoch is not None and row.leader_epoch < p.leader_epoch
+    assert kinds(isolated, old.id) == ["committed"] * 6 + ["uncommitted"] * 4
+    assert kinds(isolated, p.leader) == ["committed"] * 9  # type: ignore[arg-type]
+
+    # on heal it truncated offsets 6..9: 6..8 hold the new leader's records now (replaced),
+    # 9 is gone and stays drawn, struck through
+    cells = next(r for r in healed.partition("orders", 0).replicas if r.broker == old.id).cells
+    assert [(c.offset, c.kind, c.replaced) for c in cells[6:]] == [
+        (6, CellKind.COMMITTED, True),
+        (7, CellKind.COMMITTED, True),
+        (8, CellKind.COMMITTED, True),
+        (9, CellKind.TRUNCATED, False),
+    ]
+    assert any(f"broker {old.id} truncated offsets 6..9 (4 records)" in i.text for i in healed.feed)
+    # "for a while": the same snapshot a minute later shows the log as it is
+    later = model.update(steps[-1]["status"], [], steps[-1]["time_ms"] + TRUNCATION_VISIBLE_MS)
+    cells = next(r for r in later.partition("orders", 0).replicas if r.broker == old.id).cells
+    assert [c.kind for c in cells] == [CellKind.COMMITTED] * 9
+    assert not any(c.replaced for c in cells)
+
+
+def test_recorded_replica_rows_carry_the_contract_fields() -> None:
+    """Contract 2: each replica row has leader_epoch, log_start_offset, in_isr and state."""
+    for name in ("kill_leader", "pause_follower", "isolated_leader_truncation"):
+        for step in json.loads((RECORDED / f"{name}.json").read_text()):
+            for p in step["status"]["partitions"]:
+                for r in p["replicas"]:
+                    assert {"leader_epoch", "log_start_offset", "in_isr", "state"} <= set(r)

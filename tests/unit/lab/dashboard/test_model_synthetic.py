@@ -1,0 +1,195 @@
+"""The dashboard model on synthetic snapshots: transactions (contract 2's
+``open_transactions`` / ``aborted_transactions``), slowed brokers, the offset window, the
+event feed's de-duplication, and the static renderings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kafkalite.lab.dashboard.feed import Feed, describe
+from kafkalite.lab.dashboard.model import DashboardModel, GroupOffset
+from kafkalite.lab.dashboard.render import render_html, render_text
+from kafkalite.lab.dashboard.strips import CellKind, offset_window
+
+pytestmark = pytest.mark.unit
+
+NOW = 1_800_000_000_000
+
+
+def replica(broker: int, leo: int | None, hw: int | None, **extra: Any) -> dict[str, Any]:
+    return {
+        "broker": broker,
+        "state": "running",
+        "in_isr": True,
+        "leader_epoch": 2,
+        "log_start_offset": 0,
+        "log_end_offset": leo,
+        "high_watermark": hw,
+        **extra,
+    }
+
+
+def snapshot(partition: dict[str, Any], brokers: list[dict[str, Any]] | None = None) -> dict:
+    return {
+        "brokers": brokers
+        or [
+            {"id": 1, "address": "a:1", "state": "running", "controller": True},
+            {"id": 2, "address": "a:2", "state": "running", "controller": False},
+        ],
+        "partitions": [
+            {
+                "topic": "pay",
+                "partition": 0,
+                "leader": 1,
+                "leader_epoch": 2,
+                "isr": [1, 2],
+                "high_watermark": 10,
+                "last_stable_offset": 4,
+                "log_start_offset": 0,
+                "replicas": [replica(1, 12, 10), replica(2, 11, 10)],
+                **partition,
+            }
+        ],
+        "quorum": {"leader": 1, "epoch": 5},
+    }
+
+
+def kinds_of(state: Any, broker: int) -> dict[int, CellKind]:
+    row = next(r for r in state.partition("pay", 0).replicas if r.broker == broker)
+    return {c.offset: c.kind for c in row.cells}
+
+
+def test_open_and_aborted_transactions_colour_their_cells() -> None:
+    snap = snapshot(
+        {
+            "open_transactions": [{"producer_id": 7, "producer_epoch": 0, "first_offset": 4}],
+            "aborted_transactions": [{"producer_id": 3, "first_offset": 1, "last_offset": 2}],
+        }
+    )
+    state = DashboardModel().update(snap, [], NOW)
+    leader = kinds_of(state, 1)
+    assert leader[0] == CellKind.COMMITTED
+    assert leader[1] == leader[2] == CellKind.ABORTED
+    assert leader[3] == CellKind.COMMITTED
+    assert all(leader[o] == CellKind.OPEN_TXN for o in range(4, 12))
+    assert kinds_of(state, 2)[10] == CellKind.OPEN_TXN  # the follower has the same records
+    html = render_html(state)
+    assert 'data-marker="LSO" data-offset="4"' in html
+    assert 'data-kind="aborted"' in html and 'data-kind="open_txn"' in html
+
+
+def test_committed_uncommitted_and_markers_without_transactions() -> None:
+    state = DashboardModel().update(snapshot({"last_stable_offset": 10}), [], NOW)
+    assert kinds_of(state, 1) == {
+        **dict.fromkeys(range(10), CellKind.COMMITTED),
+        10: CellKind.UNCOMMITTED,
+        11: CellKind.UNCOMMITTED,
+    }
+    html = render_html(state)
+    assert 'data-marker="HW" data-offset="10"' in html
+    assert 'data-marker="LEO" data-offset="12"' in html
+    assert 'data-marker="LSO"' not in html  # equal to the HW: one marker says it
+
+
+def test_group_offsets_and_a_slowed_broker() -> None:
+    brokers = [
+        {"id": 1, "address": "a:1", "state": "running", "controller": True, "slow_ms": None},
+        {"id": 2, "address": "a:2", "state": "running", "controller": False, "slow_ms": 500},
+    ]
+    state = DashboardModel().update(
+        snapshot({}, brokers), [], NOW, {("pay", 0): [GroupOffset("billing", 7)]}
+    )
+    assert state.partition("pay", 0).groups == (GroupOffset("billing", 7),)
+    assert state.broker(2).verbs == ("kill", "stop", "pause", "isolate", "heal")
+    assert state.broker(1).verbs == ("kill", "stop", "pause", "isolate")
+    html = render_html(state)
+    assert "slowed 500 ms" in html
+    assert 'data-marker="billing" data-offset="7"' in html
+    assert state.controller == 1 and state.quorum_epoch == 5
+
+
+def test_only_the_newest_offsets_are_drawn_and_the_rest_is_said() -> None:
+    snap = snapshot(
+        {
+            "high_watermark": 1000,
+            "last_stable_offset": 1000,
+            "replicas": [replica(1, 1000, 1000), replica(2, 990, 990)],
+        }
+    )
+    state = DashboardModel(window_cells=40).update(snap, [], NOW)
+    p = state.partition("pay", 0)
+    assert (p.window_start, p.window_end) == (960, 1000)
+    assert len(p.replicas[0].cells) == 40 and len(p.replicas[1].cells) == 30
+    assert "offsets 0..959 not drawn" in render_html(state)
+    assert offset_window(5, [7], 40) == range(5, 7)
+
+
+def test_internal_topics_are_not_drawn() -> None:
+    snap = snapshot({"topic": "__consumer_offsets"})
+    assert DashboardModel().update(snap, [], NOW).partitions == ()
+
+
+def event(broker: int, kind: str, time_ms: int = NOW, **fields: Any) -> dict[str, Any]:
+    return {"seq": 1, "time_ms": time_ms, "broker": broker, "type": kind, **fields}
+
+
+def test_feed_shows_a_metadata_event_once_and_skips_replays() -> None:
+    feed = Feed()
+    feed.add(
+        [
+            event(1, "broker_fenced", broker_id=3),
+            event(2, "broker_fenced", NOW + 40, broker_id=3),
+            event(
+                3, "leader_elected", topic="t", partition=0, leader=3, leader_epoch=0, replay=True
+            ),
+            event(2, "quorum_following", leader=1, epoch=2),
+        ]
+    )
+    assert [i.text for i in feed.items] == ["controller fenced broker 3"]
+    feed.add([event(1, "broker_fenced", NOW + 60_000, broker_id=3)])  # fenced again later
+    assert len(feed.items) == 2
+
+
+def test_feed_words_for_what_the_labs_teach() -> None:
+    items = [
+        describe(e)
+        for e in (
+            event(
+                2,
+                "unclean_leader_elected",
+                topic="t",
+                partition=0,
+                leader=2,
+                leader_epoch=4,
+                previous_isr=[1],
+            ),
+            event(1, "duplicate_suppressed", topic="t", partition=0, original_offset=17),
+            event(
+                1,
+                "request_fenced",
+                api="Fetch",
+                topic="t",
+                partition=0,
+                replica_id=3,
+                leader_epoch=1,
+            ),
+            event(1, "txn_aborted", transactional_id="tx-1", producer_id=7),
+        )
+    ]
+    assert [i.category for i in items if i] == ["unclean", "duplicate", "fenced", "txn"]
+    texts = [i.text for i in items if i]
+    assert "UNCLEAN election" in texts[0] and "may be lost" in texts[0]
+    assert "retry of the batch at offset 17" in texts[1]
+    assert "stale Fetch request" in texts[2]
+    assert "transactional_id=tx-1" in texts[3]
+
+
+def test_text_snapshot_for_logs() -> None:
+    text = render_text(DashboardModel().update(snapshot({}), [], NOW))
+    assert text.splitlines()[:3] == [
+        "brokers: 1 running (controller), 2 running",
+        "pay-0: leader 1 epoch 2 ISR [1, 2] HW 10 LSO 4",
+        "  broker 1: LEO 12 HW 10 epoch 2 in ISR",
+    ]
