@@ -57,6 +57,13 @@ class EventType(StrEnum):
     """The leader removed lagging or dead replicas (``removed``) from the ISR."""
     ISR_EXPANDED = "isr_expanded"
     """The leader added caught-up replicas (``added``) back to the ISR."""
+    REASSIGNMENT_STARTED = "reassignment_started"
+    """The leader's partition is moving to ``target`` replicas: ``adding`` ones will fetch
+    the whole log, ``removing`` ones leave once every target replica is in sync."""
+    REASSIGNMENT_COMPLETED = "reassignment_completed"
+    """A partition's move ended: it now lives on ``replicas`` (``cancelled`` if undone)."""
+    REPLICA_DELETED = "replica_deleted"
+    """This broker is no longer a replica of a partition (moved away) and deleted its copy."""
     LOG_TRUNCATED = "log_truncated"
     """A follower cut its log back to agree with the leader (uncommitted records are gone)."""
     REQUEST_FENCED = "request_fenced"

@@ -36,7 +36,7 @@ from kafkalite.controller.service import ControllerService
 from kafkalite.coordinator.group.coordinator import GroupCoordinator
 from kafkalite.events import EventType
 from kafkalite.metadata.config_defs import BROKER_CONFIGS, InvalidConfigError
-from kafkalite.metadata.image import MetadataImage
+from kafkalite.metadata.image import MetadataImage, PartitionRegistration
 from kafkalite.metadata.records import (
     RECOVERING,
     ConfigRecord,
@@ -244,20 +244,8 @@ class Broker:
                 topic = self.image.topics_by_id[record.topic_id]
                 after = topic.partitions[record.partition]
                 self.replica_manager.apply_partition(topic.name, record.partition, after)
-                if before is not None and after.leader == self.broker_id:
-                    self._emit_isr_change(topic.name, record.partition, before.isr, after.isr)
-                    if (
-                        isinstance(record, PartitionChangeRecord)
-                        and record.leader_recovery_state == RECOVERING
-                    ):
-                        self.events.emit(
-                            EventType.UNCLEAN_LEADER_ELECTED,
-                            topic=topic.name,
-                            partition=record.partition,
-                            leader=self.broker_id,
-                            leader_epoch=after.leader_epoch,
-                            previous_isr=list(before.isr),
-                        )
+                if isinstance(record, PartitionChangeRecord) and before is not None:
+                    self._emit_partition_change(topic.name, record, before, after)
                 self.fetchers.schedule_sync()
             case TopicRecord():
                 self.events.emit(
@@ -288,6 +276,49 @@ class Broker:
             name=record.name,
             value=record.value,
         )
+
+    def _emit_partition_change(
+        self,
+        topic: str,
+        record: PartitionChangeRecord,
+        before: PartitionRegistration,
+        after: PartitionRegistration,
+    ) -> None:
+        """What a partition change means, reported by its (new) leader: ISR changes, an
+        unclean election, a reassignment starting or ending."""
+        if after.leader != self.broker_id:
+            return
+        partition = record.partition
+        self._emit_isr_change(topic, partition, before.isr, after.isr)
+        if record.leader_recovery_state == RECOVERING:
+            self.events.emit(
+                EventType.UNCLEAN_LEADER_ELECTED,
+                topic=topic,
+                partition=partition,
+                leader=self.broker_id,
+                leader_epoch=after.leader_epoch,
+                previous_isr=list(before.isr),
+            )
+        if after.is_reassigning and (
+            not before.is_reassigning or after.target_replicas != before.target_replicas
+        ):
+            self.events.emit(
+                EventType.REASSIGNMENT_STARTED,
+                topic=topic,
+                partition=partition,
+                target=list(after.target_replicas),
+                adding=list(after.adding_replicas),
+                removing=list(after.removing_replicas),
+            )
+        elif before.is_reassigning and not after.is_reassigning:
+            self.events.emit(
+                EventType.REASSIGNMENT_COMPLETED,
+                topic=topic,
+                partition=partition,
+                replicas=list(after.replicas),
+                removed=sorted(set(before.replicas) - set(after.replicas)),
+                cancelled=set(after.replicas) != set(before.target_replicas),
+            )
 
     def _emit_isr_change(
         self, topic: str, partition: int, before: tuple[int, ...], after: tuple[int, ...]

@@ -84,7 +84,8 @@ class ReplicaManager:
     def apply_partition(self, topic: str, index: int, reg: PartitionRegistration) -> None:
         """Make local state match one partition's committed registration."""
         if self.broker_id not in reg.replicas:
-            self.remove_partition(topic, index)
+            if self.remove_partition(topic, index):  # moved away by a reassignment
+                self.events.emit(EventType.REPLICA_DELETED, topic=topic, partition=index)
             return
         key = (topic, index)
         partition = self.partitions.get(key)
@@ -124,9 +125,12 @@ class ReplicaManager:
         for (topic, index), reg in sorted(wanted.items()):
             self.apply_partition(topic, index, reg)
 
-    def remove_partition(self, topic: str, index: int) -> None:
-        if self.partitions.pop((topic, index), None) is not None:
-            self.logs.delete(topic, index)
+    def remove_partition(self, topic: str, index: int) -> bool:
+        """Drop the local replica and delete its log; False if there was none."""
+        if self.partitions.pop((topic, index), None) is None:
+            return False
+        self.logs.delete(topic, index)
+        return True
 
     def remove_topic(self, topic: str) -> None:
         for key in [k for k in self.partitions if k[0] == topic]:

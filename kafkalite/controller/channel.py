@@ -388,11 +388,21 @@ class ControllerChannel:
         return await self._call(lambda: self.service.delete_topics(names), None)
 
     async def create_partitions(
-        self, topic: str, count: int, validate_only: bool = False
+        self,
+        topic: str,
+        count: int,
+        validate_only: bool = False,
+        assignments: Sequence[tuple[int, ...]] | None = None,
     ) -> ApiResult:
         return await self._call(
-            lambda: self.service.create_partitions(topic, count, validate_only), None
+            lambda: self.service.create_partitions(topic, count, validate_only, assignments),
+            None,
         )
+
+    async def alter_partition_reassignments(
+        self, wanted: Sequence[tuple[str, int, Sequence[int] | None]]
+    ) -> list[tuple[str, int, ApiResult]]:
+        return await self._call(lambda: self.service.alter_partition_reassignments(wanted), None)
 
     async def elect_leaders(
         self, election_type: int, partitions: Sequence[tuple[str, int]] | None

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from kafkalite.controller import reassignment
 from kafkalite.controller.partition_changes import (
     Change,
     elect_if_offline,
@@ -44,7 +45,7 @@ from kafkalite.metadata.records import (
     TopicRecord,
     UnfenceBrokerRecord,
 )
-from kafkalite.protocol.errors import ErrorCode
+from kafkalite.protocol.errors import ErrorCode, KafkaError
 
 T = TypeVar("T")
 
@@ -222,17 +223,44 @@ class QuorumController:
         ):
             return ControllerResult([], AlterPartitionReply(ErrorCode.ineligible_replica))
         ordered = tuple(r for r in registration.replicas if r in new_isr)
-        records: list[MetadataRecord] = []
-        if ordered != registration.isr:
-            records.append(
-                PartitionChangeRecord(self.image.topic_ids[topic], partition, isr=ordered)
-            )
-        after = (
-            registration.change(PartitionChangeRecord("", partition, isr=ordered))
-            if records
-            else registration
+        if ordered == registration.isr:
+            return ControllerResult([], AlterPartitionReply(ErrorCode.none, registration))
+        topic_id = self.image.topic_ids[topic]
+        change = PartitionChangeRecord(topic_id, partition, isr=ordered)
+        # the replica a reassignment waits for is now in sync: the move completes with it
+        change = (
+            reassignment.maybe_complete(topic_id, partition, registration.change(change), live)
+            or change
         )
-        return ControllerResult(records, AlterPartitionReply(ErrorCode.none, after))
+        return ControllerResult(
+            [change], AlterPartitionReply(ErrorCode.none, registration.change(change))
+        )
+
+    def alter_partition_reassignments(
+        self, wanted: Sequence[tuple[str, int, Sequence[int] | None]]
+    ) -> ControllerResult[list[tuple[str, int, ApiResult]]]:
+        """Start (a replica list) or cancel (None) moving each partition; see
+        ``reassignment`` for how a move proceeds."""
+        live = self._live()
+        records: list[MetadataRecord] = []
+        results: list[tuple[str, int, ApiResult]] = []
+        for topic, index, target in wanted:
+            registration = self.image.partition(topic, index)
+            try:
+                if registration is None:
+                    raise KafkaError(ErrorCode.unknown_topic_or_partition)
+                topic_id = self.image.topic_ids[topic]
+                if target is None:
+                    record = reassignment.cancel(topic_id, index, registration, live)
+                else:
+                    reassignment.validate_target(target, self.image.brokers)
+                    record = reassignment.start(topic_id, index, registration, target, live)
+            except KafkaError as exc:
+                results.append((topic, index, ApiResult(exc.code, exc.message)))
+                continue
+            records.append(record)
+            results.append((topic, index, ApiResult()))
+        return ControllerResult(records, results)
 
     def elect_leaders(
         self, election_type: int, partitions: Sequence[tuple[str, int]] | None
@@ -410,8 +438,14 @@ class QuorumController:
         return ControllerResult(records, results)
 
     def create_partitions(
-        self, topic_name: str, count: int, validate_only: bool = False
+        self,
+        topic_name: str,
+        count: int,
+        validate_only: bool = False,
+        assignments: Sequence[tuple[int, ...]] | None = None,
     ) -> ControllerResult[ApiResult]:
+        """Grow a topic to ``count`` partitions; ``assignments`` (one replica list per new
+        partition, leader first) places them, else they are spread over live brokers."""
         topic = self.image.topic(topic_name)
         if topic is None:
             return ControllerResult(
@@ -430,21 +464,52 @@ class QuorumController:
                 ),
             )
         rf = len(topic.partitions[0].replicas)
-        live = [b.broker_id for b in self.image.live_brokers()]
-        if rf > len(live):
-            return ControllerResult(
-                [],
-                ApiResult(
-                    ErrorCode.invalid_replication_factor,
-                    f"Replication factor {rf} larger than available brokers {len(live)}.",
-                ),
-            )
-        spread = spread_replicas(live, count, rf, start=len(self.image.topics_by_id))
+        if assignments is not None:
+            placed = self._check_new_partition_assignments(assignments, count - current, rf)
+            if isinstance(placed, ApiResult):
+                return ControllerResult([], placed)
+            spread = dict(zip(range(current, count), placed, strict=True))
+        else:
+            live = [b.broker_id for b in self.image.live_brokers()]
+            if rf > len(live):
+                return ControllerResult(
+                    [],
+                    ApiResult(
+                        ErrorCode.invalid_replication_factor,
+                        f"Replication factor {rf} larger than available brokers {len(live)}.",
+                    ),
+                )
+            spread = spread_replicas(live, count, rf, start=len(self.image.topics_by_id))
         records: list[MetadataRecord] = [
             PartitionRecord(topic.topic_id, p, spread[p], spread[p], spread[p][0], 0, 0)
             for p in range(current, count)
         ]
         return ControllerResult([] if validate_only else records, ApiResult())
+
+    def _check_new_partition_assignments(
+        self, assignments: Sequence[tuple[int, ...]], new: int, rf: int
+    ) -> list[tuple[int, ...]] | ApiResult:
+        """Kafka's checks of CreatePartitions' assignment: one list per new partition, each
+        with the topic's replication factor, of distinct registered brokers."""
+        if len(assignments) != new:
+            return ApiResult(
+                ErrorCode.invalid_replica_assignment,
+                f"Increasing the number of partitions by {new} but {len(assignments)} "
+                "assignments provided.",
+            )
+        known = set(self.image.brokers)
+        for replicas in assignments:
+            if len(replicas) != rf or len(set(replicas)) != len(replicas):
+                return ApiResult(
+                    ErrorCode.invalid_replica_assignment,
+                    f"Replica assignment {list(replicas)} must have {rf} distinct brokers.",
+                )
+            if not set(replicas) <= known:
+                return ApiResult(
+                    ErrorCode.invalid_replica_assignment,
+                    f"Unknown broker(s) in replica assignment {list(replicas)}.",
+                )
+        return [tuple(r) for r in assignments]
 
     # ---- configs -------------------------------------------------------------------
 

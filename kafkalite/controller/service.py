@@ -149,10 +149,14 @@ class ControllerService:
         return await self._run(lambda: self.controller.delete_topics(names))
 
     async def create_partitions(
-        self, topic: str, count: int, validate_only: bool = False
+        self,
+        topic: str,
+        count: int,
+        validate_only: bool = False,
+        assignments: Sequence[tuple[int, ...]] | None = None,
     ) -> ApiResult:
         return await self._run(
-            lambda: self.controller.create_partitions(topic, count, validate_only)
+            lambda: self.controller.create_partitions(topic, count, validate_only, assignments)
         )
 
     async def alter_configs(
@@ -184,6 +188,11 @@ class ControllerService:
                 broker_id, broker_epoch, topic, partition, leader_epoch, partition_epoch, new_isr
             )
         )
+
+    async def alter_partition_reassignments(
+        self, wanted: Sequence[tuple[str, int, Sequence[int] | None]]
+    ) -> list[tuple[str, int, ApiResult]]:
+        return await self._run(lambda: self.controller.alter_partition_reassignments(wanted))
 
     async def elect_leaders(
         self, election_type: int, partitions: Sequence[tuple[str, int]] | None

@@ -43,6 +43,17 @@ class PartitionRegistration:
     leader: int
     leader_epoch: int
     partition_epoch: int
+    adding_replicas: tuple[int, ...] = ()
+    removing_replicas: tuple[int, ...] = ()
+
+    @property
+    def is_reassigning(self) -> bool:
+        return bool(self.adding_replicas or self.removing_replicas)
+
+    @property
+    def target_replicas(self) -> tuple[int, ...]:
+        """Where a reassignment moves the partition (its replicas when none is under way)."""
+        return tuple(r for r in self.replicas if r not in self.removing_replicas)
 
     def change(self, record: PartitionChangeRecord) -> PartitionRegistration:
         """Apply a change the way KRaft does: a new leader bumps the leader epoch."""
@@ -51,6 +62,12 @@ class PartitionRegistration:
             result = replace(result, leader=record.leader, leader_epoch=self.leader_epoch + 1)
         if record.isr is not None:
             result = replace(result, isr=record.isr)
+        if record.replicas is not None:
+            result = replace(result, replicas=record.replicas)
+        if record.adding_replicas is not None:
+            result = replace(result, adding_replicas=record.adding_replicas)
+        if record.removing_replicas is not None:
+            result = replace(result, removing_replicas=record.removing_replicas)
         return replace(result, partition_epoch=self.partition_epoch + 1)
 
 
@@ -99,6 +116,8 @@ class MetadataImage:
                         record.leader,
                         record.leader_epoch,
                         record.partition_epoch,
+                        record.adding_replicas,
+                        record.removing_replicas,
                     )
                 )
             case PartitionChangeRecord():
@@ -143,6 +162,8 @@ class MetadataImage:
                         p.leader,
                         p.leader_epoch,
                         p.partition_epoch,
+                        p.adding_replicas,
+                        p.removing_replicas,
                     )
                 )
         for resource_type, table in (

@@ -54,6 +54,8 @@ class PartitionRecord:
     leader: int
     leader_epoch: int
     partition_epoch: int
+    adding_replicas: tuple[int, ...] = ()  # a reassignment under way (KIP-455)
+    removing_replicas: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,13 +63,18 @@ class PartitionChangeRecord:
     """A new leader and/or ISR. ``None`` means unchanged; a new leader bumps leader_epoch.
 
     ``leader_recovery_state`` is Kafka's: ``RECOVERING`` (1) marks a leader chosen by an
-    unclean election, which may lack records the old ISR had acknowledged."""
+    unclean election, which may lack records the old ISR had acknowledged. ``replicas``,
+    ``adding_replicas`` and ``removing_replicas`` move a partition (a reassignment): while
+    it is under way the replicas are the target ones followed by those being removed."""
 
     topic_id: str
     partition: int
     leader: int | None = None
     isr: tuple[int, ...] | None = None
     leader_recovery_state: int | None = None
+    replicas: tuple[int, ...] | None = None
+    adding_replicas: tuple[int, ...] | None = None
+    removing_replicas: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

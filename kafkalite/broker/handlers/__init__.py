@@ -14,6 +14,7 @@ from kafkalite.broker.handlers import (  # noqa: F401  (imported to register han
     produce,
     producers,
     quorum,
+    reassignments,
     records,
     topics,
 )

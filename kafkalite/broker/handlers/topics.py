@@ -77,8 +77,13 @@ async def create_partitions(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     results = []
     for topic in request.topics:
+        assignments = (
+            None
+            if topic.assignments is None
+            else [tuple(int(b) for b in a.broker_ids) for a in topic.assignments]
+        )
         result = await ctx.broker.controller.create_partitions(
-            topic.name, int(topic.count), bool(request.validate_only)
+            topic.name, int(topic.count), bool(request.validate_only), assignments
         )
         results.append(
             s.CreatePartitionsTopicResult(

@@ -132,3 +132,30 @@ def test_topic_names() -> None:
     assert topic_name_error("..") is not None
     assert topic_name_error("x" * 250) is not None
     assert topic_name_error("a/b") is not None
+
+
+def test_create_partitions_places_new_partitions_where_asked() -> None:
+    h = Harness(3)
+    h.commit(h.controller.create_topics([CreatableTopic("grow", 1, 2)]).records)
+    result = h.controller.create_partitions("grow", 3, assignments=[(3, 1), (2, 3)])
+    assert result.response.error == ErrorCode.none
+    h.commit(result.records)
+    topic = h.image.topic("grow")
+    assert topic is not None
+    assert [(p.replicas, p.leader) for p in (topic.partitions[1], topic.partitions[2])] == [
+        ((3, 1), 3),
+        ((2, 3), 2),
+    ]
+
+
+@pytest.mark.parametrize(
+    "assignments",
+    [[(3, 1)], [(3, 1), (2,)], [(3, 3), (1, 2)], [(3, 9), (1, 2)]],
+    ids=["too-few", "wrong-replication-factor", "duplicate-broker", "unknown-broker"],
+)
+def test_create_partitions_rejects_a_bad_assignment(assignments: list) -> None:
+    h = Harness(3)
+    h.commit(h.controller.create_topics([CreatableTopic("grow", 1, 2)]).records)
+    result = h.controller.create_partitions("grow", 3, assignments=assignments)
+    assert result.response.error == ErrorCode.invalid_replica_assignment
+    assert result.records == []
