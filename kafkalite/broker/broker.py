@@ -13,6 +13,7 @@ import contextlib
 import logging
 import time
 import uuid
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -351,30 +352,58 @@ class Broker:
 
     async def stop(self) -> None:
         """Controlled shutdown: hand leadership to other replicas, stop taking requests,
-        close every log cleanly, and resign from the quorum so another voter leads at once."""
+        close every log cleanly, and resign from the quorum so another voter leads at once.
+
+        Every step is bounded: a step that cannot finish (a peer that does not answer, a
+        request still waiting for acks) is logged and cancelled, so a stop ends within a
+        few seconds and the supervisor never has to kill the process. The
+        shutdown heartbeat is skipped when no quorum could commit it: with the other voters
+        gone, waiting would only delay the exit.
+        """
+        await _bounded("background tasks", self._cancel_tasks(), 0.5)
+        if self.broker_epoch >= 0 and self.quorum.in_contact_with_majority():
+            await _bounded("controlled shutdown", self._shutdown_heartbeat(), 1.5)
+        elif self.broker_epoch >= 0:
+            log.info("controlled shutdown skipped: no quorum of controllers can answer")
+        await _bounded("client listener", self.server.stop(), 1.0)
+        await _bounded("group coordinator", self.group_coordinator.stop(), 0.5)
+        await _bounded("ISR manager", self.isr_manager.stop(), 0.5)
+        await _bounded("replica fetchers", self.fetchers.stop(), 0.5)
+        self.replica_manager.close()
+        await _bounded("controller", self.controller.service.stop(), 0.5)
+        await _bounded("controller channel", self.controller.close(), 0.5)
+        await _bounded("metadata quorum", self.quorum.stop(), 1.0)
+        await _bounded("controller listener", self.controller_server.stop(), 0.5)
+
+    async def _cancel_tasks(self) -> None:
         for task in self._tasks:
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        if self.broker_epoch >= 0:
-            with contextlib.suppress(NotControllerError, ControllerRequestError):
-                await self.controller.heartbeat(
-                    self.broker_id,
-                    self.broker_epoch,
-                    self.quorum.applied_end_offset - 1,
-                    want_shut_down=True,
-                    timeout_s=3,
-                )
-        await self.server.stop()
-        await self.group_coordinator.stop()
-        await self.isr_manager.stop()
-        await self.fetchers.stop()
-        self.replica_manager.close()
-        await self.controller.service.stop()
-        await self.controller.close()
-        await self.quorum.stop()
-        await self.controller_server.stop()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _shutdown_heartbeat(self) -> None:
+        """Ask the controller to move this broker's leaderships away (``want_shut_down``)."""
+        with contextlib.suppress(NotControllerError, ControllerRequestError):
+            await self.controller.heartbeat(
+                self.broker_id,
+                self.broker_epoch,
+                self.quorum.applied_end_offset - 1,
+                want_shut_down=True,
+                timeout_s=1.5,
+            )
+
+
+async def _bounded(step: str, work: Awaitable[None], timeout_s: float) -> None:
+    """Run one shutdown step for at most ``timeout_s``; past that, cancel it and go on.
+
+    ``asyncio.wait`` (not ``asyncio.timeout``) bounds the wait even for a step that does
+    not end promptly once cancelled."""
+    task = asyncio.ensure_future(work)
+    done, _ = await asyncio.wait({task}, timeout=timeout_s)
+    if not done:
+        task.cancel()
+        log.warning("shutdown: %s did not finish within %.1f s; going on", step, timeout_s)
+    elif not task.cancelled() and task.exception() is not None:
+        log.warning("shutdown: %s failed: %r", step, task.exception())
 
 
 def advertised_address(listeners: str) -> tuple[str, int]:

@@ -105,9 +105,10 @@ class IntrospectionServer:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            request_line = await asyncio.wait_for(reader.readline(), 5)
-            while (await asyncio.wait_for(reader.readline(), 5)) not in (b"\r\n", b"\n", b""):
-                pass
+            async with asyncio.timeout(5):
+                request_line = await reader.readline()
+                while (await reader.readline()) not in (b"\r\n", b"\n", b""):
+                    pass
             status, body = self._route(request_line.decode("latin-1"))
             payload = json.dumps(body).encode()
             writer.write(

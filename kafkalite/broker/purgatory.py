@@ -36,7 +36,8 @@ class Purgatory:
                     break
                 event.clear()
                 try:
-                    await asyncio.wait_for(event.wait(), remaining)
+                    async with asyncio.timeout(remaining):
+                        await event.wait()
                 except TimeoutError:
                     break
             return done()

@@ -75,14 +75,20 @@ class KafkaServer:
     async def start(self, host: str, port: int) -> None:
         self._server = await asyncio.start_server(self._serve, host, port, reuse_address=True)
 
-    async def stop(self) -> None:
-        """Stop accepting, then close every connection so its task ends on its own."""
+    async def stop(self, grace_s: float = 0.5) -> None:
+        """Stop accepting and close every connection; a connection whose request is still
+        running after ``grace_s`` (a Produce waiting for acks, a JoinGroup) is cancelled."""
         if self._server is not None:
             self._server.close()
         for writer in list(self._writers):
             writer.close()
         if self._connections:
-            await asyncio.wait(list(self._connections), timeout=5)
+            await asyncio.wait(list(self._connections), timeout=grace_s)
+        remaining = [*self._connections, *self._requests]
+        for task in remaining:
+            task.cancel()
+        if remaining:
+            await asyncio.wait(remaining, timeout=grace_s)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()

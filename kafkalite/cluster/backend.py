@@ -24,7 +24,9 @@ class ClusterBackend(Protocol):
         """SIGKILL: no shutdown, no flush; the page cache survives, as after a crash."""
 
     def stop(self, broker: BrokerSpec, timeout_s: float = 10) -> None:
-        """Controlled shutdown (SIGTERM), escalating to SIGKILL after ``timeout_s``."""
+        """Controlled shutdown (SIGTERM), escalating to SIGKILL after ``timeout_s``. A
+        broker that had to be killed reads as ``DEAD``, not ``STOPPED``: no controlled
+        shutdown happened."""
 
     def pause(self, broker: BrokerSpec) -> None:
         """SIGSTOP: a hung broker that holds its connections but answers nothing."""

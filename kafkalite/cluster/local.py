@@ -78,14 +78,16 @@ class LocalProcessBackend:
 
     def stop(self, broker: BrokerSpec, timeout_s: float = 10) -> None:
         process = _process(broker)
-        broker.stopped = True
         if process is None:
+            broker.stopped = True
             return
         process.send_signal(signal.SIGCONT)
         process.terminate()
-        if not _reap(process, timeout_s):
+        graceful = _reap(process, timeout_s)
+        if not graceful:
             process.kill()
             _reap(process, 10)
+        broker.stopped = graceful
 
     def pause(self, broker: BrokerSpec) -> None:
         process = _process(broker)

@@ -98,7 +98,8 @@ class Cluster:
         raise ClusterError(f"broker {broker_id} did not become ready in {timeout_s:.0f} s")
 
     def down(self) -> None:
-        """Stop every broker at once (each does a controlled shutdown)."""
+        """Stop every broker at once (each does a controlled shutdown; one that had to be
+        killed reads as dead afterwards)."""
         with ThreadPoolExecutor(max_workers=len(self.spec.brokers)) as pool:
             list(pool.map(self.backend.stop, self.spec.brokers))
         self.backend.stop_network(self.spec)
@@ -126,6 +127,7 @@ class Cluster:
         self._apply(broker_id, "kill")
 
     def stop(self, broker_id: int) -> None:
+        """Controlled shutdown; a broker that had to be killed reads as dead afterwards."""
         self._apply(broker_id, "stop")
 
     def pause(self, broker_id: int) -> None:

@@ -102,7 +102,8 @@ class ControllerChannel:
                     # bounded by the call's own deadline: a controller that went silent
                     # (isolated, paused) must not hold up, say, the next heartbeat
                     remaining = max(deadline - loop.time(), 0.01)
-                    return await asyncio.wait_for(remote(peer), remaining)
+                    async with asyncio.timeout(remaining):
+                        return await remote(peer)
             except (NotControllerError, NotControllerReply, PeerUnavailableError, TimeoutError):
                 pass
             if loop.time() >= deadline:

@@ -168,6 +168,10 @@ class RaftQuorum:
         )
         return replace(info, current_voters=voters)
 
+    def in_contact_with_majority(self) -> bool:
+        """Whether a metadata change asked for now could commit (see ``RaftNode``)."""
+        return self.node.in_contact_with_majority(monotonic_ms())
+
     def is_caught_up(self) -> bool:
         """Knows a leader, has heard from it this epoch, and applied what it learned."""
         if self._active:
@@ -200,11 +204,16 @@ class RaftQuorum:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        self._fail_waiters()
         for task in list(self._sends):
             task.cancel()
         for peer in self._peers.values():
             await peer.close()
         self._log.close()
+
+    def wake(self) -> None:
+        """Run the node's next step now: a message arrived or an append waits."""
+        self._wake.set()
 
     async def _run(self) -> None:
         while True:
@@ -214,7 +223,8 @@ class RaftQuorum:
             delay = max(0, self.node.next_deadline_ms() - monotonic_ms())
             if delay:
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), delay / 1000)
+                    async with asyncio.timeout(delay / 1000):
+                        await self._wake.wait()
 
     # ---- appends (active controller only) ---------------------------------------------
     async def append(self, records: list[MetadataRecord]) -> int:
@@ -226,7 +236,7 @@ class RaftQuorum:
             raise NotControllerError(result.leader_id)
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._commit_waiters.append((result, future))
-        self._wake.set()
+        self.wake()
         await future
         return result
 
@@ -240,7 +250,8 @@ class RaftQuorum:
         self._inbound[key] = future
         try:
             self._deliver(m.Envelope(source, self.node_id, correlation_id, message))
-            return await asyncio.wait_for(future, INBOUND_TIMEOUT_S)
+            async with asyncio.timeout(INBOUND_TIMEOUT_S):
+                return await future
         finally:
             if self._inbound.get(key) is future:
                 del self._inbound[key]
@@ -250,7 +261,7 @@ class RaftQuorum:
             self._fetched_in_epoch = envelope.message.leader_epoch
         self._dispatch(self.node.handle(monotonic_ms(), envelope))
         self._after_step()
-        self._wake.set()
+        self.wake()
 
     def _dispatch(self, envelopes: list[m.Envelope]) -> None:
         for envelope in envelopes:

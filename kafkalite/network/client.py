@@ -70,7 +70,8 @@ class PeerConnection:
         self._pending[cid] = future
         try:
             writer.write(frame)
-            await asyncio.wait_for(asyncio.shield(future), timeout_s)
+            async with asyncio.timeout(timeout_s):
+                await asyncio.shield(future)
         except TimeoutError:
             raise PeerUnavailableError(f"{self.address} did not answer in {timeout_s}s") from None
         except (ConnectionError, OSError) as exc:
@@ -85,9 +86,8 @@ class PeerConnection:
             if self._writer is not None and not self._writer.is_closing():
                 return self._writer
             try:
-                reader, writer = await asyncio.wait_for(
-                    asyncio.open_connection(self.host, self.port), self.connect_timeout_s
-                )
+                async with asyncio.timeout(self.connect_timeout_s):
+                    reader, writer = await asyncio.open_connection(self.host, self.port)
             except (TimeoutError, OSError) as exc:
                 raise PeerUnavailableError(f"cannot connect to {self.address}: {exc}") from None
             self._writer = writer

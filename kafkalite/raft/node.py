@@ -110,6 +110,18 @@ class RaftNode(ElectionMixin, ReplicationMixin):
         s = self._state
         return s.epoch_start_offset if isinstance(s, LeaderState) else None
 
+    def in_contact_with_majority(self, now_ms: int) -> bool:
+        """Could an append made now commit soon? A leader that a majority (itself included)
+        fetched from within ``fetch.timeout.ms``, or a follower that heard from its leader
+        within it. Anything else (an election, a cut-off voter) has no quorum to ask."""
+        s = self._state
+        if isinstance(s, LeaderState):
+            since = now_ms - self.config.fetch_timeout_ms
+            return s.fetched_recently(since) >= self.majority
+        if isinstance(s, FollowerState):
+            return s.has_fetched and now_ms < s.fetch_deadline_ms
+        return False
+
     def next_deadline_ms(self) -> int:
         """When ``poll`` next has work (now, if a leader has entries to flush)."""
         s = self._state

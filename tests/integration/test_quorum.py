@@ -26,15 +26,11 @@ from kio.schema.metadata.v12 import response as metadata_res
 from kafkalite.cluster import Cluster
 from tests.support.cli import kafkalite
 from tests.support.ports import free_base_port
+from tests.support.quorum import controller
 from tests.support.raw import RawConnection
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow]
-
-
-def controller(cluster: Cluster) -> int | None:
-    found = [b["id"] for b in cluster.status()["brokers"] if b["controller"]]
-    return found[0] if len(found) == 1 else None
 
 
 def address(cluster: Cluster, broker_id: int) -> str:

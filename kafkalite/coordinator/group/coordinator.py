@@ -162,7 +162,8 @@ class GroupCoordinator:
         self._maybe_complete_join(group)
         timeout_s = member.rebalance_timeout_ms / 1000 + 5
         try:
-            return await asyncio.wait_for(asyncio.shield(waiter), timeout_s)
+            async with asyncio.timeout(timeout_s):
+                return await asyncio.shield(waiter)
         except TimeoutError:
             return JoinResult(ErrorCode.rebalance_in_progress, member_id=member_id)
 
@@ -315,7 +316,8 @@ class GroupCoordinator:
         waiter: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
         self._sync_waiters[(group_id, member_id)] = waiter
         try:
-            return await asyncio.wait_for(asyncio.shield(waiter), member.session_timeout_ms / 1000)
+            async with asyncio.timeout(member.session_timeout_ms / 1000):
+                return await asyncio.shield(waiter)
         except TimeoutError:
             raise KafkaError(ErrorCode.rebalance_in_progress) from None
         finally:
