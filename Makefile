@@ -7,7 +7,7 @@ BROKERS ?= 3
 PORT ?= 9092
 JUPYTER_PORT ?= 8888
 
-.PHONY: setup up down status test test-unit test-integration lint typecheck bench clean
+.PHONY: setup up down status labs test test-unit test-integration lint typecheck bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,9 @@ down:  ## stop JupyterLab and the cluster
 
 status:
 	$(BIN)/kafkalite status --dir $(DIR)
+
+labs: setup  ## rebuild the student notebooks in labs/ from the masters in grader/masters/
+	$(BIN)/python scripts/build_labs.py
 
 test: setup  ## second README command: lint, types, layering, and every test suite
 	$(BIN)/ruff check kafkalite grader tests bench

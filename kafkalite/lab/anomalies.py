@@ -41,6 +41,7 @@ MEANINGS = {
     "commit_regression": "a group's committed offset went backwards",
 }
 COLUMNS = ["anomaly", "detail", "meaning"]
+SHOWN = 12  # rows shown in a notebook; ``table`` holds them all
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,14 +65,22 @@ class CheckResult:
         head = f"{self.report.acked} acknowledged, {self.report.read} read: "
         return head + (found if found else "no anomaly")
 
+    def _more(self) -> str:
+        hidden = len(self.table) - SHOWN
+        return f"... and {hidden} more rows in .table" if hidden > 0 else ""
+
     def __repr__(self) -> str:
         if self.table.empty:
             return self.verdict()
-        return f"{self.verdict()}\n{self.table.to_string(index=False)}"
+        shown = self.table.head(SHOWN).to_string(index=False)
+        return "\n".join(filter(None, [self.verdict(), shown, self._more()]))
 
     def _repr_html_(self) -> str:
         verdict = f"<p><b>{html.escape(self.verdict())}</b></p>"
-        return verdict if self.table.empty else verdict + self.table.to_html(index=False)
+        if self.table.empty:
+            return verdict
+        more = f"<p>{html.escape(self._more())}</p>" if self._more() else ""
+        return verdict + self.table.head(SHOWN).to_html(index=False) + more
 
 
 def result_of(report: Report) -> CheckResult:

@@ -10,12 +10,14 @@ processes, which no notebook cell can wedge.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pandas as pd
+from kafka import TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 
 from kafkalite.checker.history import check as check_history
@@ -63,7 +65,6 @@ class Lab:
         self.history = History()
         """The current history: clients made without ``history=`` record into it."""
         self._clients: list[Any] = []
-        self._admin: KafkaAdminClient | None = None
         self._numbers = itertools.count(1)
 
     def __repr__(self) -> str:
@@ -73,6 +74,18 @@ class Lab:
     @property
     def bootstrap_servers(self) -> str:
         return self.cluster.bootstrap_servers
+
+    def live_bootstrap_servers(self) -> str:
+        """The brokers that answer now: a new client bootstraps from these, because
+        kafka-python can spend its whole bootstrap timeout on a paused broker, which
+        accepts connections and never answers."""
+        states = self.cluster.broker_states()
+        live = [
+            b.address
+            for b in self.cluster.spec.brokers
+            if states[b.broker_id] in (BrokerState.RUNNING, BrokerState.ISOLATED)
+        ]
+        return ",".join(live) or self.bootstrap_servers
 
     # ---- faults: the cluster's verbs -------------------------------------------------
 
@@ -146,24 +159,36 @@ class Lab:
     def partitions(self, topic: str | None = None) -> pd.DataFrame:
         return tables.partitions_frame(self.status(), topic)
 
-    def events(self, types: Iterable[str] | None = None, last: int | None = None) -> pd.DataFrame:
-        """The brokers' events in time order (only ``types`` if given; the ``last`` few)."""
-        frame = tables.events_frame(self.cluster.events(), types)
+    def events(
+        self,
+        types: Iterable[str] | None = None,
+        topic: str | None = None,
+        last: int | None = None,
+    ) -> pd.DataFrame:
+        """The brokers' events in time order: only ``types`` and only about ``topic`` if
+        given, only the ``last`` few if given."""
+        found = self.cluster.events()
+        if topic is not None:
+            found = [e for e in found if e.get("topic") == topic]
+        frame = tables.events_frame(found, types)
         return frame if last is None else frame.tail(last).reset_index(drop=True)
 
     def groups(self) -> pd.DataFrame:
         """Each consumer group's committed offsets, and its lag behind the high watermark."""
-        admin = self.admin()
-        names = [g["group_id"] for g in admin.list_groups()]
-        committed: dict[str, dict[tuple[str, int], int]] = {}
-        for name in names:
-            offsets = admin.list_group_offsets(name).get(name, {})
-            committed[name] = {
-                (tp.topic, tp.partition): meta.offset
-                for tp, meta in offsets.items()
-                if meta.offset >= 0
-            }
-        return tables.groups_frame(committed, self.status())
+        return tables.groups_frame(self._committed_offsets(), self.status())
+
+    def _committed_offsets(self) -> dict[str, dict[tuple[str, int], int]]:
+        with self.admin() as admin:
+            names = [g["group_id"] for g in admin.list_groups()]
+            committed: dict[str, dict[tuple[str, int], int]] = {}
+            for name in names:
+                offsets = admin.list_group_offsets(name).get(name, {})
+                committed[name] = {
+                    (tp.topic, tp.partition): meta.offset
+                    for tp, meta in offsets.items()
+                    if meta.offset >= 0
+                }
+        return committed
 
     def leader(self, topic: str, partition: int = 0) -> int | None:
         """The broker leading ``topic``-``partition`` now (None while it has no leader)."""
@@ -223,14 +248,19 @@ class Lab:
 
     # ---- topics ----------------------------------------------------------------------
 
-    def admin(self) -> KafkaAdminClient:
-        if self._admin is None:
-            self._admin = KafkaAdminClient(
-                bootstrap_servers=self.bootstrap_servers,
-                client_id="kafkalite-lab-admin",
-                request_timeout_ms=10000,
-            )
-        return self._admin
+    @contextlib.contextmanager
+    def admin(self) -> Iterator[KafkaAdminClient]:
+        """A kafka-python admin client for one task. A fresh one each time: a long-lived
+        client keeps asking the controller it first knew, even after it was killed."""
+        admin = KafkaAdminClient(
+            bootstrap_servers=self.live_bootstrap_servers(),
+            client_id="kafkalite-lab-admin",
+            request_timeout_ms=10000,
+        )
+        try:
+            yield admin
+        finally:
+            admin.close()
 
     def create_topic(
         self,
@@ -243,11 +273,10 @@ class Lab:
         """Create ``name`` afresh (an existing topic of that name is deleted first, so a
         lab re-runs from a clean log) and wait until every partition is led and in sync.
         ``replicas`` places each partition's replicas, the first as preferred leader."""
-        if name in self.admin().list_topics():
-            self.admin().delete_topics([name])
-            self.wait_for(
-                lambda: not self.partitions(name).shape[0], WAIT_S, f"{name} to be deleted"
-            )
+        with self.admin() as admin:
+            exists = name in admin.list_topics()
+        if exists:
+            self._delete_topic(name)
         topic = NewTopic(
             name,
             partitions if replicas is None else -1,
@@ -255,7 +284,8 @@ class Lab:
             replica_assignments=None if replicas is None else dict(enumerate(replicas)),
             topic_configs=dict(configs or {}),
         )
-        self.admin().create_topics([topic])
+        with self.admin() as admin:
+            admin.create_topics([topic])
 
         def ready() -> bool:
             rows = self.partitions(name)
@@ -265,16 +295,29 @@ class Lab:
 
         self.wait_for(ready, WAIT_S, f"{name}'s partitions to be led and in sync")
 
+    def _delete_topic(self, name: str) -> None:
+        """Delete ``name`` and every group's committed offsets for it, which Kafka drops
+        with a deleted topic: a re-created topic must not resume at the last run's offsets."""
+        with self.admin() as admin:
+            for group, offsets in self._committed_offsets().items():
+                mine = [TopicPartition(t, p) for t, p in offsets if t == name]
+                if mine:
+                    admin.delete_group_offsets(group, mine)
+            admin.delete_topics([name])
+        self.wait_for(lambda: not self.partitions(name).shape[0], WAIT_S, f"{name} to be deleted")
+
     def set_config(self, topic: str, configs: Mapping[str, str]) -> None:
         """Change topic settings live (IncrementalAlterConfigs), e.g.
         ``lab.set_config("orders", {"min.insync.replicas": "3"})``."""
         resource = ConfigResource(ConfigResourceType.TOPIC, topic, configs=dict(configs))
-        self.admin().alter_configs([resource], incremental=True)
+        with self.admin() as admin:
+            admin.alter_configs([resource], incremental=True)
 
     def topic_config(self, topic: str) -> dict[str, str]:
         """The topic's settings as the cluster reports them (defaults included)."""
         resource = ConfigResource(ConfigResourceType.TOPIC, topic)
-        described = self.admin().describe_configs([resource], config_filter="all")
+        with self.admin() as admin:
+            described = admin.describe_configs([resource], config_filter="all")
         return {name: entry["value"] for name, entry in described["topic"][topic].items()}
 
     # ---- clients that record ---------------------------------------------------------
@@ -288,7 +331,7 @@ class Lab:
         """A real ``kafka.KafkaProducer`` (any of its settings as keywords) that records
         every send, acknowledgement and error into ``history`` (default: the current)."""
         settings = {
-            "bootstrap_servers": self.bootstrap_servers,
+            "bootstrap_servers": self.live_bootstrap_servers(),
             "client_id": f"producer-{next(self._numbers)}",
             **PRODUCER_DEFAULTS,
             **configs,
@@ -303,7 +346,7 @@ class Lab:
         """A real ``kafka.KafkaConsumer`` (subscribed to ``topics`` if given) that records
         every record it returns and every commit into ``history`` (default: the current)."""
         settings = {
-            "bootstrap_servers": self.bootstrap_servers,
+            "bootstrap_servers": self.live_bootstrap_servers(),
             "client_id": f"consumer-{next(self._numbers)}",
             **CONSUMER_DEFAULTS,
             **configs,
@@ -338,7 +381,7 @@ class Lab:
         values a consumer processed, in order): every acknowledged write against that."""
         h = history or self.history
         if output is None:
-            final_log = read_final_log(self.bootstrap_servers, h.partitions())
+            final_log = read_final_log(self.live_bootstrap_servers(), h.partitions())
             report = check_history(h.acks(), h.polls(), h.commits(), final_log, h.sends())
         else:
             acks, log = output_as_log(h.acks(), output)
@@ -356,6 +399,3 @@ class Lab:
 
     def close(self) -> None:
         self.close_clients()
-        if self._admin is not None:
-            self._admin.close()
-            self._admin = None

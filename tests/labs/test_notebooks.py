@@ -1,0 +1,92 @@
+"""Every lab runs top to bottom with the reference answers, against a fresh cluster.
+
+The master notebooks (``grader/masters/``) hold the reference solutions and every test,
+public and hidden, as plain cells: executing a master with nbclient runs the lab as a
+student who solved it would, and then checks the solutions the way the grader will. Each
+lab gets its own three-broker cluster on free ports, found by the notebook's
+``kafkalite.lab.connect()`` through ``KAFKALITE_DIR``, and must finish in two minutes.
+The student versions in ``labs/`` must be what ``scripts/build_labs.py`` makes of the
+masters today.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from kafkalite.cluster import Cluster
+from kafkalite.lab.connection import ENV_DIR
+
+pytestmark = [pytest.mark.labs, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+MASTERS = sorted((ROOT / "grader" / "masters").glob("*.ipynb"))
+LAB_BUDGET_S = 120
+DASHBOARD_MISSING = "No module named 'kafkalite.lab.dashboard'"
+
+
+def _sources(path: Path) -> list[tuple[str, str]]:
+    notebook = nbformat.read(path, as_version=4)
+    return [(cell.cell_type, cell.source) for cell in notebook.cells]
+
+
+@pytest.mark.parametrize("master", MASTERS, ids=lambda path: path.stem)
+def test_lab_runs_top_to_bottom_with_the_reference_answers(
+    master: Path, make_cluster3: Callable[..., Cluster], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cluster = make_cluster3()
+    monkeypatch.setenv(ENV_DIR, cluster.spec.root)
+    notebook = nbformat.read(master, as_version=4)
+    client = NotebookClient(
+        notebook,
+        timeout=LAB_BUDGET_S,
+        kernel_name="python3",
+        allow_errors=True,  # run every cell, then report every error at once
+        resources={"metadata": {"path": str(ROOT / "labs")}},
+    )
+    started = time.monotonic()
+    client.execute()
+    elapsed = time.monotonic() - started
+    assert elapsed < LAB_BUDGET_S, f"{master.name} took {elapsed:.0f} s"
+    errors = [
+        f"cell {index}: {output['ename']}: {output['evalue']}"
+        for index, cell in enumerate(notebook.cells)
+        if cell.cell_type == "code"
+        for output in cell.outputs
+        if output.get("output_type") == "error"
+    ]
+    if errors and all(DASHBOARD_MISSING in error for error in errors):
+        # the dashboard is built at the same time by another engineer; until it is on
+        # main the cells that show it fail, and only those may
+        pytest.xfail(f"kafkalite.lab.dashboard is not on main yet: {errors}")
+    assert not errors, "\n".join(errors)
+
+
+def test_student_versions_are_built_from_the_masters(tmp_path: Path) -> None:
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "build_labs.py"), "--out", str(tmp_path)],
+        check=True,
+        capture_output=True,
+    )
+    built = sorted(p.name for p in tmp_path.glob("*.ipynb"))
+    assert (
+        built
+        == sorted(p.name for p in (ROOT / "labs").glob("*.ipynb"))
+        == [m.name for m in MASTERS]
+    )
+    for name in built:
+        assert _sources(tmp_path / name) == _sources(ROOT / "labs" / name), (
+            f"labs/{name} is out of date: run `make labs`"
+        )
+        student = nbformat.read(ROOT / "labs" / name, as_version=4)
+        assert all(not cell.get("outputs") for cell in student.cells if cell.cell_type == "code"), (
+            f"labs/{name} must be committed with its outputs cleared"
+        )
+        assert "BEGIN SOLUTION" not in nbformat.writes(student)
