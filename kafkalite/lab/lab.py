@@ -32,6 +32,8 @@ from kafkalite.lab.timeline import build_timeline, plot_timeline
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from kafkalite.lab.dashboard import Dashboard
+
 T = TypeVar("T")
 
 PRODUCER_DEFAULTS: dict[str, Any] = {
@@ -388,12 +390,9 @@ class Lab:
             report = check_history(acks, [], [], log, h.sends())
         return result_of(report)
 
-    def dashboard(self) -> Any:
+    def dashboard(self) -> Dashboard:
         """The live dashboard of this cluster (ipywidgets)."""
-        # widgets load on demand; the ignore goes once the dashboard package is on main
-        from kafkalite.lab.dashboard import (  # type: ignore[import-not-found,unused-ignore]  # noqa: PLC0415
-            Dashboard,
-        )
+        from kafkalite.lab.dashboard import Dashboard  # noqa: PLC0415  (widgets on demand)
 
         return Dashboard(self.cluster)
 
