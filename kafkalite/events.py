@@ -66,6 +66,9 @@ class EventType(StrEnum):
     """This broker is no longer a replica of a partition (moved away) and deleted its copy."""
     LOG_TRUNCATED = "log_truncated"
     """A follower cut its log back to agree with the leader (uncommitted records are gone)."""
+    LOG_START_ADVANCED = "log_start_advanced"
+    """A replica's log start moved up (``reason``): retention deleted old segments, or a
+    follower followed its leader's log start (so deleted records stay deleted)."""
     REQUEST_FENCED = "request_fenced"
     """A request carried a stale leader or broker epoch and was refused (``api``)."""
 

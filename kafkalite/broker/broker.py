@@ -217,7 +217,7 @@ class Broker:
             interval = int(self.image.broker_config("log.retention.check.interval.ms"))
             await asyncio.sleep(interval / 1000)
             try:
-                self.logs.cleanup()
+                self.replica_manager.enforce_retention()
             except Exception:
                 log.exception("retention failed")
 

@@ -5,8 +5,14 @@ A partition this broker follows is first *truncated*: OffsetForLeaderEpoch asks 
 where this replica's latest epoch ended there, and whatever lies beyond (an old leader's
 uncommitted tail) is cut (``replication.truncation``). Then it is *fetched*: a Fetch with
 this broker's ``replica_id`` from the log end offset, long-polled by the leader, whose
-answer carries the records and the leader's high watermark. Asking from the log end offset
-is also how the leader learns how far this follower has got.
+answer carries the records, the leader's high watermark and its log start offset, which
+the follower's log start follows (records deleted on the leader stay deleted here). Asking
+from the log end offset is also how the leader learns how far this follower has got.
+
+A fetch answered OFFSET_OUT_OF_RANGE means this replica's log ends below the leader's log
+start (it was away while the leader deleted records: it empties its log and restarts at
+the leader's log start) or beyond the leader's end (it truncates again). A partition whose
+fetch failed waits ``replica.fetch.backoff.ms`` before its next try, as in Kafka.
 
 The leader is reached at its registered address, or through ``replica.fetch.endpoints``
 when the lab's fault layer puts a proxy on each link.
@@ -47,6 +53,8 @@ REQUEST_MARGIN_S = 5.0
 class FetchState:
     leader_epoch: int
     truncating: bool = True
+    retry_at: float = 0.0
+    """Event-loop time before which this partition is not tried again (after an error)."""
 
 
 class ReplicaFetcher:
@@ -80,6 +88,14 @@ class ReplicaFetcher:
     def _config_ms(self, name: str) -> int:
         return int(self.broker.image.broker_config(name))
 
+    def _due(self, state: FetchState) -> bool:
+        return asyncio.get_running_loop().time() >= state.retry_at
+
+    def _back_off(self, state: FetchState) -> None:
+        """Kafka's ``delayPartitions``: a failing partition must not spin the fetcher."""
+        backoff_s = self._config_ms("replica.fetch.backoff.ms") / 1000
+        state.retry_at = asyncio.get_running_loop().time() + backoff_s
+
     async def _run(self) -> None:
         while True:
             if not self.partitions:
@@ -108,7 +124,7 @@ class ReplicaFetcher:
 
     # ---- truncation ---------------------------------------------------------------------
     async def _truncate(self) -> bool:
-        pending = {k: s for k, s in self.partitions.items() if s.truncating}
+        pending = {k: s for k, s in self.partitions.items() if s.truncating and self._due(s)}
         asks: dict[TopicPartition, tuple[FetchState, int]] = {}
         for key, state in pending.items():
             partition = self._local(key, state)
@@ -148,9 +164,12 @@ class ReplicaFetcher:
         for t in response.topics:
             for p in t.partitions:
                 key = (t.topic, int(p.partition))
-                if key not in asks or p.error_code != ErrorCode.none:
+                if key not in asks:
                     continue
                 state, latest = asks[key]
+                if p.error_code != ErrorCode.none:
+                    self._back_off(state)
+                    continue
                 partition = self._local(key, state)
                 if partition is None:
                     continue
@@ -190,7 +209,7 @@ class ReplicaFetcher:
         ready = {
             k: (s, p)
             for k, s in self.partitions.items()
-            if not s.truncating and (p := self._local(k, s)) is not None
+            if not s.truncating and self._due(s) and (p := self._local(k, s)) is not None
         }
         if not ready:
             return False
@@ -241,12 +260,51 @@ class ReplicaFetcher:
                 if local is None:
                     continue
                 if p.error_code == ErrorCode.none:
-                    records = p.records or b""
-                    local.append_as_follower(bytes(records), int(p.high_watermark))
+                    self._process_partition_data(key, local, p)
                     progressed = True
                 elif p.error_code == ErrorCode.offset_out_of_range:
-                    state.truncating = True  # ahead of the leader: find where we diverged
+                    progressed |= self._handle_out_of_range(key, state, local, p)
+                else:
+                    self._back_off(state)
         return progressed
+
+    def _process_partition_data(self, key: TopicPartition, local: Partition, answer: Any) -> None:
+        """Append what the leader sent, then follow its high watermark and log start."""
+        local.append_as_follower(bytes(answer.records or b""), int(answer.high_watermark))
+        if local.follow_log_start_offset(int(answer.log_start_offset)):
+            self.broker.events.emit(
+                EventType.LOG_START_ADVANCED,
+                topic=key[0],
+                partition=key[1],
+                log_start_offset=local.log_start_offset,
+                reason="leader",
+                leader=self.leader_id,
+            )
+
+    def _handle_out_of_range(
+        self, key: TopicPartition, state: FetchState, local: Partition, answer: Any
+    ) -> bool:
+        """Kafka's ``fetchOffsetAndTruncate``. Below the leader's log start, nothing this
+        replica holds is still in the partition: empty the log and restart at the leader's
+        log start. Otherwise it is ahead of the leader: truncate again (after a backoff).
+        True when the partition can fetch again at once."""
+        leader_log_start = int(answer.log_start_offset)
+        if local.log_end_offset < leader_log_start:
+            start, end = local.truncate_fully_and_start_at(leader_log_start)
+            self.broker.events.emit(
+                EventType.LOG_START_ADVANCED,
+                topic=key[0],
+                partition=key[1],
+                log_start_offset=leader_log_start,
+                reason="leader",
+                leader=self.leader_id,
+                truncated_fully=True,
+                removed=end - start,
+            )
+            return True
+        state.truncating = True
+        self._back_off(state)
+        return False
 
 
 class ReplicaFetcherManager:

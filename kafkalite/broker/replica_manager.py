@@ -45,6 +45,7 @@ class FetchRequestPartition:
     max_bytes: int
     current_leader_epoch: int = -1
     replica_id: int = -1  # a follower broker's id; -1 for consumers
+    log_start_offset: int = -1  # a follower's own log start offset
 
 
 @dataclass(slots=True)
@@ -75,6 +76,7 @@ class ReplicaManager:
         self.partitions: dict[TopicPartition, Partition] = {}
         self.produce_waiters = Purgatory()
         self.fetch_waiters = Purgatory()
+        self.delete_records_waiters = Purgatory()
 
     # ---- metadata -> local state -----------------------------------------------------
 
@@ -276,12 +278,16 @@ class ReplicaManager:
             try:
                 partition.check_leader(request.current_leader_epoch)
                 moved = partition.update_follower_fetch(
-                    request.replica_id, request.fetch_offset, self.now_ms()
+                    request.replica_id,
+                    request.fetch_offset,
+                    self.now_ms(),
+                    request.log_start_offset,
                 )
             except KafkaError:
                 continue  # read() reports the error in the response
             if moved:
                 self.produce_waiters.notify((request.topic, request.partition))
+            self.delete_records_waiters.notify((request.topic, request.partition))
 
     def _offsets(self, request: FetchRequestPartition) -> tuple[int, int, int]:
         partition = self.partitions.get((request.topic, request.partition))
@@ -343,8 +349,77 @@ class ReplicaManager:
                 request.fetch_offset < partition.log_start_offset
             ):
                 return 1 << 30
+            if 0 <= request.log_start_offset < partition.log_start_offset:
+                return 1 << 30  # a follower to tell at once that its log start must move
             total += partition.log.bytes_between(request.fetch_offset, bound)
         return total
+
+    # ---- deleting records ------------------------------------------------------------
+
+    def delete_records(self, topic: str, index: int, offset: int) -> None:
+        """DeleteRecords on this leader: move its log start to ``offset`` (at most the HW).
+        Followers learn it from their next fetch; :meth:`wait_for_low_watermark` waits
+        for that. Raises ``KafkaError``."""
+        partition = self.get_partition(topic, index)
+        partition.check_leader()
+        if offset < 0 or offset > partition.high_watermark:
+            raise KafkaError(
+                ErrorCode.offset_out_of_range,
+                f"offset {offset} is outside [0, high watermark {partition.high_watermark}]",
+            )
+        if partition.log.maybe_increment_log_start_offset(offset):
+            self.events.emit(
+                EventType.RECORDS_DELETED,
+                topic=topic,
+                partition=index,
+                log_start_offset=partition.log_start_offset,
+            )
+            self.fetch_waiters.notify((topic, index))
+
+    async def wait_for_low_watermark(
+        self, topic: str, index: int, offset: int, timeout_s: float
+    ) -> tuple[ErrorCode, int]:
+        """Kafka's ``DelayedDeleteRecords``: DeleteRecords answers once every live
+        replica's log start has reached ``offset``, so no replica that could lead later
+        still serves the deleted records. Returns the error and the low watermark."""
+        key = (topic, index)
+
+        def low_watermark() -> int:
+            partition = self.partitions.get(key)
+            if partition is None or not partition.is_leader:
+                return -1
+            return partition.low_watermark(self._is_alive)
+
+        done = await self.delete_records_waiters.wait_until(
+            [key], lambda: low_watermark() >= offset, timeout_s
+        )
+        low = low_watermark()
+        if done:
+            return ErrorCode.none, low
+        partition = self.partitions.get(key)
+        if partition is None or not partition.is_leader:
+            return ErrorCode.not_leader_or_follower, -1
+        return ErrorCode.request_timed_out, low
+
+    def _is_alive(self, broker_id: int) -> bool:
+        """Registered and unfenced: a fenced broker leads nothing and holds up nothing."""
+        registration = self.image.brokers.get(broker_id)
+        return registration is not None and not registration.fenced
+
+    # ---- retention -------------------------------------------------------------------
+
+    def enforce_retention(self) -> None:
+        """Retention over every hosted partition, never above its high watermark (so no
+        replica deletes what is not yet committed)."""
+        for (topic, index), partition in list(self.partitions.items()):
+            if partition.log.enforce_retention(partition.high_watermark):
+                self.events.emit(
+                    EventType.LOG_START_ADVANCED,
+                    topic=topic,
+                    partition=index,
+                    log_start_offset=partition.log_start_offset,
+                    reason="retention",
+                )
 
     def close(self) -> None:
         self.logs.close_all()

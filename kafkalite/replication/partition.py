@@ -9,6 +9,7 @@ Owned by the broker's event loop; not thread-safe.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafkalite.protocol.errors import ErrorCode, KafkaError
@@ -28,6 +29,9 @@ class ReplicaState:
     last_caught_up_time_ms: int = 0
     last_fetch_leader_log_end_offset: int = -1
     last_fetch_time_ms: int = 0
+    log_start_offset: int = -1
+    """Its log start offset as its last fetch said (-1: unknown): DeleteRecords completes
+    when every live replica's has passed the deleted offset."""
     reached_high_watermark: bool = False
     """At its last fetch it had everything below the HW (and this leader's epoch start):
     the condition for rejoining the ISR, judged when it fetches, not sampled later."""
@@ -92,6 +96,7 @@ class Partition:
             for r in replicas
             if r != self.local_broker_id
         }
+        self.high_watermark = max(self.high_watermark, self.log.log_start_offset)
         if new_epoch:
             self.epoch_start_offset = self.log.log_end_offset
         self.log.leader_epoch_cache.assign(leader_epoch, self.log.log_end_offset)
@@ -111,6 +116,7 @@ class Partition:
         self.replicas = replicas
         self.isr = isr
         self.followers = {}
+        self.high_watermark = max(self.high_watermark, self.log.log_start_offset)
 
     # ---- follower --------------------------------------------------------------------
 
@@ -124,6 +130,24 @@ class Partition:
             self.high_watermark, min(leader_high_watermark, self.log.log_end_offset)
         )
         return len(records)
+
+    def follow_log_start_offset(self, leader_log_start_offset: int) -> bool:
+        """Move this follower's log start up to its leader's (Kafka's follower does this on
+        every fetch response), so records deleted on the leader — DeleteRecords, retention
+        — stay deleted when this replica leads. Never past the follower's HW, which the
+        leader's log start cannot pass either. True when it moved."""
+        return self.log.maybe_increment_log_start_offset(
+            min(leader_log_start_offset, self.high_watermark)
+        )
+
+    def truncate_fully_and_start_at(self, offset: int) -> tuple[int, int]:
+        """Replace the whole log by an empty one starting at the leader's log start ``offset``
+        (this replica's log ends below it: nothing it holds is still in the partition).
+        Returns the removed range ``[old log start, old log end)``."""
+        removed = self.log.log_start_offset, self.log.log_end_offset
+        self.log.truncate_fully_and_start_at(offset)
+        self.high_watermark = offset
+        return removed
 
     def truncate_to(self, offset: int) -> tuple[int, int]:
         """Drop this replica's records from ``offset`` on; returns the removed range
@@ -182,10 +206,14 @@ class Partition:
             )
         return follower
 
-    def update_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int) -> bool:
+    def update_follower_fetch(
+        self, replica_id: int, fetch_offset: int, now_ms: int, log_start_offset: int = -1
+    ) -> bool:
         """A follower fetching from ``fetch_offset`` has everything below it (Kafka's
-        ``updateFollowerFetchState``). True when that moved the high watermark."""
+        ``updateFollowerFetchState``); its ``log_start_offset`` is where its log now starts.
+        True when that moved the high watermark."""
         follower = self.check_follower(replica_id)
+        follower.log_start_offset = log_start_offset
         leader_end = self.log.log_end_offset
         if fetch_offset >= leader_end:
             follower.last_caught_up_time_ms = now_ms
@@ -202,6 +230,14 @@ class Partition:
             fetch_offset >= self.high_watermark and fetch_offset >= self.epoch_start_offset
         )
         return self.maybe_increment_leader_hw()
+
+    def low_watermark(self, alive: Callable[[int], bool]) -> int:
+        """The lowest log start offset over this leader and its live followers (Kafka's
+        ``lowWatermarkIfLeader``): below it no live replica holds a readable record."""
+        self.check_leader()
+        starts = [self.log.log_start_offset]
+        starts.extend(f.log_start_offset for f in self.followers.values() if alive(f.broker_id))
+        return min(starts)
 
     def read_records(
         self, fetch_offset: int, max_bytes: int, isolation_level: int, min_one_message: bool

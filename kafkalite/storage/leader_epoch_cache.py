@@ -75,6 +75,12 @@ class LeaderEpochCache:
             self.entries = kept
             self._save()
 
+    def clear(self) -> None:
+        """Forget every epoch: the log was emptied and restarts at its leader's log start."""
+        if self.entries:
+            self.entries = []
+            self._save()
+
     def epoch_for_offset(self, offset: int) -> int:
         epoch = -1
         for e, s in self.entries:

@@ -112,6 +112,8 @@ class Log:
         if not self.segments:
             self.segments.append(LogSegment(self.dir, self.log_start_offset, self.now_ms()))
         (self.dir / CLEAN_SHUTDOWN).unlink(missing_ok=True)
+        if self.log_start_offset > self.log_end_offset:
+            self.truncate_fully_and_start_at(self.log_start_offset)  # it was cut short
         self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
         self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
@@ -349,15 +351,32 @@ class Log:
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
         self._rebuild_producer_state()
 
-    def delete_records_before(self, offset: int) -> int:
-        """Move the log start offset to ``offset`` and drop segments wholly below it."""
+    def maybe_increment_log_start_offset(self, offset: int) -> bool:
+        """Move the log start offset up to ``offset`` and drop segments wholly below it:
+        DeleteRecords on a leader, or a follower catching up with its leader's log start
+        (else records deleted on the leader would come back when the follower leads).
+        True when it moved."""
         if offset <= self.log_start_offset:
-            return self.log_start_offset
+            return False
         self.log_start_offset = min(offset, self.log_end_offset)
         self._delete_segments_below(self.log_start_offset)
         write_atomically(self.dir / "log-start-offset", f"{self.log_start_offset}\n")
         self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
-        return self.log_start_offset
+        return True
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Empty the log and restart it at ``offset``: a follower whose whole log lies below
+        its leader's log start (Kafka's ``truncateFullyAndStartAt``). The new log start is
+        written first, so a crash midway is finished by the next ``open``."""
+        self.log_start_offset = offset
+        write_atomically(self.dir / "log-start-offset", f"{offset}\n")
+        for segment in self.segments:
+            segment.delete()
+        self.segments = [LogSegment(self.dir, offset, self.now_ms())]
+        self.recovery_point = offset
+        write_atomically(self.dir / "recovery-point", f"{offset}\n")
+        self.leader_epoch_cache.clear()
+        self.producer_state.clear()
 
     def _delete_segments_below(self, offset: int) -> list[int]:
         deleted = []
@@ -367,13 +386,15 @@ class Log:
             segment.delete()
         return deleted
 
-    def enforce_retention(self) -> list[int]:
-        """Delete closed segments past ``retention.ms`` or beyond ``retention.bytes``."""
+    def enforce_retention(self, high_watermark: int) -> list[int]:
+        """Delete closed segments past ``retention.ms`` or beyond ``retention.bytes``, but
+        only those wholly below ``high_watermark`` (Kafka's rule: never what is not yet
+        committed). Returns the deleted segments' base offsets."""
         if "delete" not in self.config.cleanup_policy:
             return []
         now = self.now_ms()
         deleted: list[int] = []
-        while len(self.segments) > 1:
+        while len(self.segments) > 1 and self.segments[1].base_offset <= high_watermark:
             oldest = self.segments[0]
             expired = self.config.retention_ms >= 0 and (
                 0 <= oldest.max_timestamp < now - self.config.retention_ms
@@ -386,7 +407,7 @@ class Log:
             deleted.append(oldest.base_offset)
             self.segments.pop(0).delete()
         if deleted:
-            self.log_start_offset = self.segments[0].base_offset
+            self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
             write_atomically(self.dir / "log-start-offset", f"{self.log_start_offset}\n")
             self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
         return deleted

@@ -69,10 +69,6 @@ class LogManager:
         os.replace(plog.dir, doomed)
         shutil.rmtree(doomed, ignore_errors=True)
 
-    def cleanup(self) -> int:
-        """Retention over every log; returns the number of segments deleted."""
-        return sum(len(plog.enforce_retention()) for plog in self.logs.values())
-
     def flush_all(self) -> None:
         for plog in self.logs.values():
             plog.flush()

@@ -29,6 +29,7 @@ def _partitions(request: Any) -> list[FetchRequestPartition]:
             int(p.partition_max_bytes),
             int(getattr(p, "current_leader_epoch", -1)),
             replica_id,
+            int(getattr(p, "log_start_offset", -1)),
         )
         for topic in request.topics
         for p in topic.partitions

@@ -1,52 +1,54 @@
-"""DeleteRecords: move a partition's log start offset forward (never past the HW)."""
+"""DeleteRecords: move a partition's log start offset forward (never past the HW).
+
+As in Kafka, the answer waits (up to the request's timeout) until every live replica's log
+start has passed the offset (the *low watermark*): a follower that later leads must not
+serve the deleted records again.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
-from kafkalite.events import EventType
+from kafkalite.protocol.codec import millis
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
 TO_HIGH_WATERMARK = -1
 
 
-def _delete(ctx: RequestContext, topic: str, p: Any) -> Any:
+async def _delete(ctx: RequestContext, topic: str, p: Any, timeout_s: float) -> Any:
     s = ctx.schema
+    replicas = ctx.broker.replica_manager
+    index = int(p.partition_index)
     try:
-        partition = ctx.broker.replica_manager.get_partition(topic, int(p.partition_index))
-        partition.check_leader()
         offset = int(p.offset)
         if offset == TO_HIGH_WATERMARK:
-            offset = partition.high_watermark
-        if offset < 0 or offset > partition.high_watermark:
-            raise KafkaError(ErrorCode.offset_out_of_range)
-        low = partition.log.delete_records_before(offset)
+            offset = replicas.get_partition(topic, index).high_watermark
+        replicas.delete_records(topic, index, offset)
     except KafkaError as exc:
         return s.DeleteRecordsPartitionResult(
             partition_index=p.partition_index, low_watermark=-1, error_code=exc.code
         )
-    ctx.broker.events.emit(
-        EventType.RECORDS_DELETED,
-        topic=topic,
-        partition=int(p.partition_index),
-        log_start_offset=low,
-    )
+    error, low = await replicas.wait_for_low_watermark(topic, index, offset, timeout_s)
     return s.DeleteRecordsPartitionResult(
-        partition_index=p.partition_index, low_watermark=low, error_code=ErrorCode.none
+        partition_index=p.partition_index,
+        low_watermark=low if error == ErrorCode.none else -1,
+        error_code=error,
     )
 
 
 @handles(21, 0, 2)
 async def delete_records(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
-    return s.DeleteRecordsResponse(
-        throttle_time=0,
-        topics=tuple(
-            s.DeleteRecordsTopicResult(
-                name=t.name, partitions=tuple(_delete(ctx, t.name, p) for p in t.partitions)
-            )
-            for t in request.topics
-        ),
-    )
+    timeout_s = max(millis(request.timeout), 0) / 1000
+
+    async def topic_result(t: Any) -> Any:
+        partitions = await asyncio.gather(
+            *(_delete(ctx, t.name, p, timeout_s) for p in t.partitions)
+        )
+        return s.DeleteRecordsTopicResult(name=t.name, partitions=tuple(partitions))
+
+    topics = await asyncio.gather(*(topic_result(t) for t in request.topics))
+    return s.DeleteRecordsResponse(throttle_time=0, topics=tuple(topics))

@@ -111,3 +111,36 @@ def test_rejoining_is_judged_against_the_high_watermark_at_fetch_time(tmp_path: 
     assert caught_up_replicas(p.isr, p.followers) == []
     p.update_follower_fetch(3, 3, now_ms=20)
     assert caught_up_replicas(p.isr, p.followers) == [3]
+
+
+def test_the_low_watermark_is_the_lowest_log_start_of_the_live_replicas(tmp_path: Path) -> None:
+    """DeleteRecords is done once every live replica's log start passed the offset."""
+    p = leader(tmp_path)
+    produce(p, 10)
+    for follower in (2, 3):
+        p.update_follower_fetch(follower, 10, now_ms=1, log_start_offset=0)
+    assert p.log.maybe_increment_log_start_offset(6)
+    assert p.low_watermark(lambda broker: True) == 0
+    p.update_follower_fetch(2, 10, now_ms=2, log_start_offset=6)
+    assert p.low_watermark(lambda broker: True) == 0  # broker 3 still serves 0..5
+    assert p.low_watermark(lambda broker: broker != 3) == 6  # a fenced broker holds up nothing
+
+
+def test_a_follower_follows_its_leaders_log_start_but_never_past_its_hw(tmp_path: Path) -> None:
+    log = Log.open(tmp_path / "t-0", LogConfig(), lambda: 0)
+    follower = Partition("t", 0, log, local_broker_id=2)
+    follower.make_follower(1, 3, 0, (1, 2, 3), (1, 2, 3))
+    data = b"".join(
+        build_batch([Record(None, b"%d" % i, 0)], base_offset=i, partition_leader_epoch=3)
+        for i in range(10)
+    )
+    follower.append_as_follower(data, leader_high_watermark=4)
+    assert follower.follow_log_start_offset(7)
+    assert follower.log_start_offset == 4  # what it knows committed
+    assert not follower.follow_log_start_offset(2)  # never back
+    assert follower.truncate_fully_and_start_at(50) == (4, 10)
+    assert (follower.log_start_offset, follower.log_end_offset, follower.high_watermark) == (
+        50,
+        50,
+        50,
+    )

@@ -134,17 +134,30 @@ def test_retention_by_bytes_and_time(tmp_path: Path) -> None:
     log = open_log(tmp_path / "t-0", clock, segment_bytes=500, retention_bytes=1000)
     for i in range(60):
         log.append_as_leader(batch(b"v%d" % i, ts=clock.now), 0)
-    deleted = log.enforce_retention()
+    deleted = log.enforce_retention(log.log_end_offset)
     assert deleted and log.size_in_bytes - log.segments[0].size < 1000
     assert log.log_start_offset == log.segments[0].base_offset > 0
     timed = open_log(tmp_path / "u-0", clock, segment_bytes=500, retention_ms=10_000)
     for i in range(30):
         timed.append_as_leader(batch(b"v%d" % i, ts=clock.now), 0)
-    assert timed.enforce_retention() == []
+    assert timed.enforce_retention(timed.log_end_offset) == []
     clock.now += 60_000
     timed.append_as_leader(batch(b"fresh", ts=clock.now), 0)
-    assert timed.enforce_retention()
+    assert timed.enforce_retention(timed.log_end_offset)
     assert len(timed.segments) == 1  # the active segment is never deleted
+
+
+def test_retention_never_deletes_above_the_high_watermark(tmp_path: Path) -> None:
+    """Kafka's rule: a segment goes only when the next one starts at or below the HW."""
+    clock = Clock()
+    log = open_log(tmp_path / "t-0", clock, segment_bytes=500, retention_ms=10_000)
+    for i in range(30):
+        log.append_as_leader(batch(b"v%d" % i, ts=clock.now), 0)
+    clock.now += 60_000
+    second_base = log.segments[1].base_offset
+    assert log.enforce_retention(high_watermark=second_base - 1) == []
+    assert log.enforce_retention(high_watermark=second_base) == [0]
+    assert log.log_start_offset == second_base
 
 
 def test_delete_records_moves_the_log_start(tmp_path: Path) -> None:
@@ -152,12 +165,43 @@ def test_delete_records_moves_the_log_start(tmp_path: Path) -> None:
     log = open_log(path, segment_bytes=300)
     for i in range(40):
         log.append_as_leader(batch(b"v%d" % i), 0)
-    assert log.delete_records_before(25) == 25
+    assert log.maybe_increment_log_start_offset(25)
+    assert log.log_start_offset == 25
+    assert not log.maybe_increment_log_start_offset(20)  # it never moves back
     with pytest.raises(OffsetOutOfRangeError):
         log.read(10, 100, 40)
     assert values(log.read(25, 1 << 20, 40).records)[0][0] <= 25
     log.close()
     assert open_log(path, segment_bytes=300).log_start_offset == 25
+
+
+def test_truncate_fully_and_start_at_the_leaders_log_start(tmp_path: Path) -> None:
+    """A follower whose whole log lies below its leader's log start restarts empty there."""
+    path = tmp_path / "t-0"
+    log = open_log(path, segment_bytes=300)
+    for i in range(40):
+        log.append_as_leader(batch(b"v%d" % i), 3)
+    log.truncate_fully_and_start_at(100)
+    assert (log.log_start_offset, log.log_end_offset) == (100, 100)
+    assert log.leader_epoch_cache.latest_epoch == -1
+    assert [p.name for p in path.glob("*.log")] == ["00000000000000000100.log"]
+    log.append_as_follower(build_batch([Record(None, b"x", 0)], base_offset=100))
+    log.close()
+    reopened = open_log(path, segment_bytes=300)
+    assert (reopened.log_start_offset, reopened.log_end_offset) == (100, 101)
+
+
+def test_a_log_start_beyond_the_log_end_finishes_an_interrupted_full_truncation(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "t-0"
+    log = open_log(path)
+    for i in range(5):
+        log.append_as_leader(batch(b"v%d" % i), 0)
+    log.close()
+    (path / "log-start-offset").write_text("50\n")  # written first, then the crash
+    reopened = open_log(path)
+    assert (reopened.log_start_offset, reopened.log_end_offset) == (50, 50)
 
 
 def test_offset_for_timestamp_finds_the_record_inside_a_batch(tmp_path: Path) -> None:
