@@ -97,6 +97,26 @@ class EventType(StrEnum):
     """A static member (``group_instance_id``) came back as ``member`` and got its old
     assignment without a rebalance; ``replaced`` is the member id it had."""
 
+    # Transactions (the coordinator of a transactional id reports them)
+    TXN_PARTITION_LOADED = "txn_partition_loaded"
+    """This broker loaded a ``__transaction_state`` partition: it coordinates its ids."""
+    TXN_STARTED = "txn_started"
+    """A transaction began: its first partitions were added (``transactional_id``)."""
+    TXN_PREPARE_COMMIT = "txn_prepare_commit"
+    """The decision to commit is in the transaction log; markers follow (``partitions``)."""
+    TXN_PREPARE_ABORT = "txn_prepare_abort"
+    """The decision to abort is in the transaction log; markers follow (``partitions``)."""
+    MARKERS_WRITTEN = "markers_written"
+    """Every partition of the transaction has its commit or abort marker (``result``)."""
+    TXN_COMMITTED = "txn_committed"
+    """The transaction is complete: committed on every partition (CompleteCommit)."""
+    TXN_ABORTED = "txn_aborted"
+    """The transaction is complete: aborted on every partition (CompleteAbort)."""
+    TXN_TIMED_OUT = "txn_timed_out"
+    """An open transaction outlived ``transaction.timeout.ms``; the coordinator aborts it."""
+    PRODUCER_FENCED = "producer_fenced"
+    """A new instance of a ``transactional.id`` bumped its epoch: the old one is fenced."""
+
 
 class EventSink(Protocol):
     """Where a component reports events: ``EventLog.emit`` on a broker, a list in tests."""

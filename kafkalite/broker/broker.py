@@ -25,6 +25,8 @@ from kafkalite.broker.producer_ids import ProducerIdManager
 from kafkalite.broker.replica_fetcher import ReplicaFetcherManager
 from kafkalite.broker.replica_manager import ReplicaManager
 from kafkalite.broker.server import KafkaServer
+from kafkalite.broker.transaction_state import BrokerTransactionStateTopic
+from kafkalite.broker.txn_marker_channel import BrokerMarkerChannel
 from kafkalite.controller.channel import ControllerChannel, ControllerRequestError
 from kafkalite.controller.quorum_controller import QuorumController
 from kafkalite.controller.raft_quorum import (
@@ -35,6 +37,7 @@ from kafkalite.controller.raft_quorum import (
 )
 from kafkalite.controller.service import ControllerService
 from kafkalite.coordinator.group.coordinator import GroupCoordinator
+from kafkalite.coordinator.transaction.coordinator import TransactionConfig, TransactionCoordinator
 from kafkalite.events import EventType
 from kafkalite.metadata.config_defs import BROKER_CONFIGS, InvalidConfigError
 from kafkalite.metadata.image import MetadataImage, PartitionRegistration
@@ -120,6 +123,23 @@ class Broker:
             lambda: int(self.image.broker_config("group.max.session.timeout.ms")),
             lambda: int(self.image.broker_config("group.initial.rebalance.delay.ms")),
         )
+        self.txn_state_topic = BrokerTransactionStateTopic(self)
+        self.txn_markers = BrokerMarkerChannel(self)
+        self.txn_coordinator = TransactionCoordinator(
+            self.txn_state_topic,
+            self.txn_markers,
+            self.producer_ids.next_id,
+            now_ms,
+            self.events.emit,
+            TransactionConfig(
+                lambda: int(self.image.broker_config("transaction.max.timeout.ms")),
+                lambda: int(
+                    self.image.broker_config(
+                        "transaction.abort.timed.out.transaction.cleanup.interval.ms"
+                    )
+                ),
+            ),
+        )
         max_request_bytes = int(config.overrides.get("socket.request.max.bytes", "104857600"))
         self.server = KafkaServer(self, max_request_bytes, HANDLERS)
         self.controller_server = KafkaServer(
@@ -172,6 +192,7 @@ class Broker:
         self._tasks.append(asyncio.create_task(self._retention_loop(), name="retention"))
         self._tasks.append(asyncio.create_task(self._heartbeat_loop(), name="heartbeat"))
         self.group_coordinator.start()
+        self.txn_coordinator.start()
         self.isr_manager.start()
         self.fetchers.schedule_sync()
         self.events.emit(EventType.BROKER_STARTED, broker_epoch=self.broker_epoch)
@@ -367,6 +388,8 @@ class Broker:
             log.info("controlled shutdown skipped: no quorum of controllers can answer")
         await _bounded("client listener", self.server.stop(), 1.0)
         await _bounded("group coordinator", self.group_coordinator.stop(), 0.5)
+        await _bounded("transaction coordinator", self.txn_coordinator.stop(), 0.5)
+        await _bounded("transaction markers", self.txn_markers.close(), 0.5)
         await _bounded("ISR manager", self.isr_manager.stop(), 0.5)
         await _bounded("replica fetchers", self.fetchers.stop(), 0.5)
         self.replica_manager.close()

@@ -10,18 +10,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kafkalite.broker.events import EventLog
 from kafkalite.broker.purgatory import Purgatory
 from kafkalite.events import EventType
 from kafkalite.metadata.image import MetadataImage, PartitionRegistration
 from kafkalite.protocol.errors import ErrorCode, KafkaError
-from kafkalite.replication.partition import FOLLOWER_READ, Partition
+from kafkalite.replication.partition import FOLLOWER_READ, READ_COMMITTED, Partition
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.errors import StorageError
 from kafkalite.storage.log import AppendInfo
 from kafkalite.storage.log_manager import LogManager
+from kafkalite.storage.producer_state import AppendOrigin
+from kafkalite.storage.txn_index import AbortedTxn
 
 log = logging.getLogger(__name__)
 TopicPartition = tuple[str, int]
@@ -55,6 +57,7 @@ class FetchResult:
     last_stable_offset: int = -1
     log_start_offset: int = -1
     records: bytes = b""
+    aborted_transactions: list[AbortedTxn] = field(default_factory=list)
 
 
 class ReplicaManager:
@@ -159,7 +162,12 @@ class ReplicaManager:
         return partition
 
     def append_to_leader(
-        self, topic: str, index: int, records: bytes | None, required_acks: int
+        self,
+        topic: str,
+        index: int,
+        records: bytes | None,
+        required_acks: int,
+        origin: AppendOrigin = AppendOrigin.CLIENT,
     ) -> ProduceResult:
         """Append one partition's batches; errors become the partition's error code."""
         try:
@@ -167,7 +175,7 @@ class ReplicaManager:
             if not records:
                 raise KafkaError(ErrorCode.corrupt_message, "produce request without records")
             min_isr = int(self.image.topic_config_source(topic, "min.insync.replicas")[0])
-            info = partition.append_records_to_leader(records, required_acks, min_isr)
+            info = partition.append_records_to_leader(records, required_acks, min_isr, origin)
         except KafkaError as exc:
             return ProduceResult(exc.code, message=exc.message)
         except StorageError as exc:
@@ -265,6 +273,9 @@ class ReplicaManager:
             partition.last_stable_offset,
             partition.log_start_offset,
             data.records,
+            partition.aborted_transactions(request.fetch_offset, data.records)
+            if isolation_level == READ_COMMITTED
+            else [],
         )
 
     def record_follower_fetches(self, requests: Sequence[FetchRequestPartition]) -> None:

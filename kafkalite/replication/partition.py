@@ -13,7 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafkalite.protocol.errors import ErrorCode, KafkaError
+from kafkalite.protocol.record_batch import iter_batches
 from kafkalite.storage.log import AppendInfo, FetchData, Log
+from kafkalite.storage.producer_state import AppendOrigin
+from kafkalite.storage.txn_index import AbortedTxn
 
 READ_UNCOMMITTED = 0
 READ_COMMITTED = 1
@@ -66,8 +69,9 @@ class Partition:
 
     @property
     def last_stable_offset(self) -> int:
-        """The HW, or the first offset of the oldest open transaction if that is lower."""
-        unstable = self.log.producer_state.first_unstable_offset()
+        """The HW, or the first offset of the oldest transaction that is open (or whose
+        marker is not below the HW yet) if that is lower: read_committed reads stop here."""
+        unstable = self.log.producer_state.first_unstable_offset(self.high_watermark)
         return self.high_watermark if unstable is None else min(unstable, self.high_watermark)
 
     def make_leader(
@@ -171,7 +175,11 @@ class Partition:
             raise KafkaError(ErrorCode.unknown_leader_epoch)
 
     def append_records_to_leader(
-        self, records: bytes, required_acks: int, min_insync_replicas: int
+        self,
+        records: bytes,
+        required_acks: int,
+        min_insync_replicas: int,
+        origin: AppendOrigin = AppendOrigin.CLIENT,
     ) -> AppendInfo:
         self.check_leader()
         if required_acks == -1 and len(self.isr) < min_insync_replicas:
@@ -179,7 +187,7 @@ class Partition:
                 ErrorCode.not_enough_replicas,
                 f"ISR {list(self.isr)} is smaller than min.insync.replicas={min_insync_replicas}",
             )
-        info = self.log.append_as_leader(records, self.leader_epoch)
+        info = self.log.append_as_leader(records, self.leader_epoch, origin)
         self.maybe_increment_leader_hw()
         return info
 
@@ -245,6 +253,16 @@ class Partition:
         """Consumers read below the HW (or LSO under read_committed); followers to the LEO."""
         limit = self.fetch_offset_upper_bound(isolation_level)
         return self.log.read(fetch_offset, max_bytes, limit, min_one_message)
+
+    def aborted_transactions(self, fetch_offset: int, records: bytes) -> list[AbortedTxn]:
+        """The aborted transactions a read_committed client needs to filter ``records``
+        (read from ``fetch_offset``): those with records in the range they cover."""
+        end = fetch_offset
+        for _, header in iter_batches(records):
+            end = header.next_offset
+        if end <= fetch_offset:
+            return []
+        return self.log.collect_aborted_transactions(fetch_offset, end)
 
     def fetch_offset_upper_bound(self, isolation_level: int) -> int:
         if isolation_level == FOLLOWER_READ:

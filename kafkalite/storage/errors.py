@@ -31,3 +31,21 @@ class InvalidProducerEpochError(StorageError):
 
 class LogDirLockedError(StorageError):
     """Another process owns this data directory."""
+
+
+class InvalidTxnStateError(StorageError):
+    """A producer with an open transaction sent a non-transactional batch."""
+
+    error_code = ErrorCode.invalid_txn_state
+
+
+class TransactionCoordinatorFencedError(StorageError):
+    """A marker from a coordinator older than one this partition already heard from."""
+
+    error_code = ErrorCode.transaction_coordinator_fenced
+
+
+class InvalidRecordError(StorageError):
+    """A batch no client may write, such as a control batch (Kafka: INVALID_RECORD)."""
+
+    error_code = ErrorCode.invalid_record

@@ -3,6 +3,7 @@
 Directory ``<data dir>/<topic>-<partition>/``::
 
     00000000000000000000.log / .index   segments (see ``segment``)
+    00000000000000000000.txnindex      aborted transactions (see ``txn_index``)
     leader-epoch-checkpoint             epoch -> start offset (see ``leader_epoch_cache``)
     log-start-offset                    first offset still readable (DeleteRecords, retention)
     recovery-point                      every batch below this offset was fsynced
@@ -22,6 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from kafkalite.protocol.control_records import TransactionMarker, read_marker
 from kafkalite.protocol.record_batch import (
     InvalidBatchError,
     RecordBatchHeader,
@@ -36,13 +38,15 @@ from kafkalite.storage.checkpoint import write_atomically
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.errors import (
     CorruptRecordError,
+    InvalidRecordError,
     OffsetOutOfRangeError,
     RecordTooLargeError,
 )
 from kafkalite.storage.leader_epoch_cache import LeaderEpochCache
-from kafkalite.storage.producer_state import ProducerStateManager
+from kafkalite.storage.producer_state import AppendOrigin, ProducerStateManager
 from kafkalite.storage.recovery import recover_segment
 from kafkalite.storage.segment import LogSegment
+from kafkalite.storage.txn_index import AbortedTxn
 
 log = logging.getLogger(__name__)
 CLEAN_SHUTDOWN = "clean-shutdown"
@@ -91,11 +95,14 @@ class Log:
         self.log_start_offset = _read_int(self.dir / "log-start-offset", 0)
         self.recovery_point = _read_int(self.dir / "recovery-point", 0)
         bases = sorted(int(p.stem) for p in self.dir.glob("*.log"))
+        recovered: set[int] = set()
         for i, base in enumerate(bases):
             segment = LogSegment(self.dir, base, self.now_ms())
             truncated = 0
             if not clean and self._needs_recovery(base, bases):
                 truncated = recover_segment(segment, self.config.index_interval_bytes)
+                segment.txn_index.reset()  # rebuilt below from the batches that survived
+                recovered.add(base)
             else:
                 segment.load(self.config.index_interval_bytes)
             if self.segments and segment.base_offset < self.segments[-1].next_offset:
@@ -117,7 +124,7 @@ class Log:
         self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
         self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
-        self._rebuild_producer_state()
+        self._rebuild_producer_state(reindex=recovered)
         if self.recovered_bytes_truncated:
             log.warning(
                 "%s: recovery truncated %d bytes of torn tail",
@@ -130,10 +137,38 @@ class Log:
         later = [b for b in bases if b > base]
         return not later or later[0] > self.recovery_point
 
-    def _rebuild_producer_state(self) -> None:
+    def _rebuild_producer_state(self, reindex: set[int] | None = None) -> None:
+        """Replay every batch header into the producer state. Segments in ``reindex``
+        (re-validated by recovery) get their aborted-transaction index rebuilt on the way."""
         self.producer_state.clear()
-        for _, header in self.batches_from(self.log_start_offset):
-            self.producer_state.update(header)
+        for segment in self.segments:
+            index = reindex is not None and segment.base_offset in reindex
+            for pos, header in segment.scan(0):
+                if header.last_offset < self.log_start_offset:
+                    continue
+                batch = segment.read_bytes(pos, header.size_in_bytes) if header.is_control else None
+                self._track_producer(segment, header, batch, index)
+
+    def _track_producer(
+        self,
+        segment: LogSegment,
+        header: RecordBatchHeader,
+        batch: bytes | memoryview | None,
+        index: bool,
+    ) -> None:
+        """Apply one appended batch to the producer state; an abort marker's transaction
+        goes into the aborted-transaction index of the segment holding the marker."""
+        marker = _marker_of(batch, header) if batch is not None else None
+        completed = self.producer_state.update(header, marker)
+        if index and completed is not None and completed.is_aborted:
+            segment.txn_index.append(
+                AbortedTxn(
+                    completed.producer_id,
+                    completed.first_offset,
+                    completed.last_offset,
+                    self.producer_state.last_stable_offset_after(completed),
+                )
+            )
 
     # ---- properties ----------------------------------------------------------------
 
@@ -150,20 +185,29 @@ class Log:
 
     # ---- appending -----------------------------------------------------------------
 
-    def append_as_leader(self, records: bytes, leader_epoch: int) -> AppendInfo:
-        """Validate every batch first, then write all of them (all or nothing)."""
+    def append_as_leader(
+        self, records: bytes, leader_epoch: int, origin: AppendOrigin = AppendOrigin.CLIENT
+    ) -> AppendInfo:
+        """Validate every batch first, then write all of them (all or nothing).
+
+        Only a coordinator (``origin``) may write control batches: transaction markers,
+        checked against the producer's and the coordinator's epochs."""
         try:
             headers = split_produced(records)
         except InvalidBatchError as exc:
             raise CorruptRecordError(str(exc)) from exc
+        pos = 0
         for header in headers:
             if header.size_in_bytes > self.config.max_message_bytes:
                 raise RecordTooLargeError(
                     f"batch of {header.size_in_bytes} bytes exceeds max.message.bytes "
                     f"({self.config.max_message_bytes})"
                 )
+            if header.is_control:
+                self._check_control_batch(records, pos, header, origin)
+            pos += header.size_in_bytes
         if len(headers) == 1:
-            duplicate = self.producer_state.check(headers[0])
+            duplicate = self.producer_state.check(headers[0], origin)
             if duplicate is not None:
                 return AppendInfo(
                     duplicate.first_offset,
@@ -174,7 +218,7 @@ class Log:
                 )
         else:
             for header in headers:
-                self.producer_state.check(header)
+                self.producer_state.check(header, origin)
         self.leader_epoch_cache.assign(leader_epoch, self.log_end_offset)
         data = bytearray(records)
         first = self.log_end_offset
@@ -191,6 +235,16 @@ class Log:
             self.now_ms() if self.config.log_append_time else -1,
             self.log_start_offset,
         )
+
+    def _check_control_batch(
+        self, records: bytes, pos: int, header: RecordBatchHeader, origin: AppendOrigin
+    ) -> None:
+        if origin == AppendOrigin.CLIENT:
+            raise InvalidRecordError("clients may not write control batches")
+        marker = _marker_of(records, header, pos)
+        if marker is None:
+            raise InvalidRecordError("a control batch must hold one transaction marker")
+        self.producer_state.check_marker(header, marker)
 
     def append_as_follower(self, records: bytes) -> AppendInfo:
         """Batches that already carry offsets and epochs (replication, later issues)."""
@@ -217,12 +271,11 @@ class Log:
         while pos < len(data):
             header = parse_header(data, pos)
             self._maybe_roll(header.size_in_bytes)
-            self.segments[-1].append(
-                memoryview(data)[pos : pos + header.size_in_bytes],
-                header,
-                self.config.index_interval_bytes,
+            batch = memoryview(data)[pos : pos + header.size_in_bytes]
+            self.segments[-1].append(batch, header, self.config.index_interval_bytes)
+            self._track_producer(
+                self.segments[-1], header, batch if header.is_control else None, index=True
             )
-            self.producer_state.update(header)
             pos += header.size_in_bytes
 
     def _maybe_roll(self, incoming: int) -> None:
@@ -296,20 +349,55 @@ class Log:
                 if header.last_offset >= offset:
                     yield segment, header
 
-    def records_between(self, start: int, end: int) -> Iterator[Record]:
-        """Decoded records of uncompressed, non-control batches in [start, end).
-
-        Only for the broker's own internal logs (metadata, group offsets), never the hot path.
-        """
+    def batches_between(
+        self, start: int, end: int
+    ) -> Iterator[tuple[RecordBatchHeader, list[Record]]]:
+        """Each uncompressed batch in [start, end) with its decoded records (those in the
+        range), control batches included: who wrote it (producer id, transactional) matters
+        to the coordinators that replay their internal logs. Never the hot path."""
         position = start
         while position < end:
             data = self.read(position, _READ_CHUNK, end).records
             if not data:
                 return
             for pos, header in iter_batches(data):
-                if not header.is_control:
-                    yield from (r for r in decode_records(data, pos) if position <= r.offset < end)
+                yield header, [r for r in decode_records(data, pos) if position <= r.offset < end]
                 position = header.next_offset
+
+    def records_between(self, start: int, end: int) -> Iterator[Record]:
+        """Decoded records of uncompressed, non-control batches in [start, end).
+
+        Only for the broker's own internal logs (metadata, group offsets), never the hot path.
+        """
+        for header, records in self.batches_between(start, end):
+            if not header.is_control:
+                yield from records
+
+    def collect_aborted_transactions(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
+        """Aborted transactions with records in ``[start_offset, end_offset)``: what a
+        read_committed Fetch of that range lists for the client to filter by.
+
+        A marker follows its transaction's records, so only segments from the one holding
+        ``start_offset`` on can index one. The scan stops at an entry whose LSO was past
+        ``end_offset`` when it was written: every transaction with records below
+        ``end_offset`` had ended by then, so later entries cannot overlap (Kafka's rule)."""
+        found: list[AbortedTxn] = []
+        for segment in self.segments[self._segment_for(start_offset) :]:
+            for txn in segment.txn_index.entries:
+                if txn.last_offset >= start_offset and txn.first_offset < end_offset:
+                    found.append(txn)
+                if txn.last_stable_offset >= end_offset:
+                    return found
+        return found
+
+    def recent_aborted_transactions(self, limit: int) -> list[AbortedTxn]:
+        """The last ``limit`` aborted transactions still in the log, oldest first."""
+        found: list[AbortedTxn] = []
+        for segment in reversed(self.segments):
+            found[:0] = segment.txn_index.entries[-(limit - len(found)) :]
+            if len(found) >= limit:
+                break
+        return found
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """First record with a timestamp >= ``timestamp`` (records decoded only here)."""
@@ -347,6 +435,7 @@ class Log:
             self.segments.pop().delete()
         active = self.segments[-1]
         active.truncate_to_position(active.position_for(offset), self.config.index_interval_bytes)
+        active.txn_index.truncate_to(offset)
         self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
         self._rebuild_producer_state()
@@ -440,3 +529,13 @@ def _read_int(path: Path, default: int) -> int:
         return int(path.read_text().strip())
     except (FileNotFoundError, ValueError):
         return default
+
+
+def _marker_of(
+    batch: bytes | memoryview, header: RecordBatchHeader, pos: int = 0
+) -> TransactionMarker | None:
+    """The transaction marker a control batch holds; None for anything else."""
+    try:
+        return read_marker(batch, pos, header)
+    except (InvalidBatchError, ValueError):
+        return None

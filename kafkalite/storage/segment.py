@@ -4,6 +4,7 @@ Files are named by the segment's base offset, zero-padded to 20 digits, as in Ka
 
     00000000000000000000.log     batches, back to back, exactly as served to consumers
     00000000000000000000.index   sparse offset index
+    00000000000000000000.txnindex  aborted transactions whose marker is here (``txn_index``)
 
 ``.index`` layout: entries of 8 bytes, big-endian::
 
@@ -29,6 +30,7 @@ from kafkalite.protocol.record_batch import (
     RecordBatchHeader,
     parse_header,
 )
+from kafkalite.storage.txn_index import TransactionIndex
 
 _INDEX_ENTRY = struct.Struct(">ii")
 _SCAN_CHUNK = 1 << 20
@@ -53,6 +55,7 @@ class LogSegment:
         self._index_offsets: list[int] = []
         self._index_positions: list[int] = []
         self._bytes_since_index = 0
+        self.txn_index = TransactionIndex(directory / f"{segment_name(base_offset)}.txnindex")
 
     # ---- loading -------------------------------------------------------------------
 
@@ -124,6 +127,7 @@ class LogSegment:
 
     def flush(self) -> None:
         os.fsync(self._fd)
+        self.txn_index.flush()
 
     def close(self) -> None:
         os.close(self._fd)
@@ -132,6 +136,7 @@ class LogSegment:
         self.close()
         self.log_path.unlink(missing_ok=True)
         self.index_path.unlink(missing_ok=True)
+        self.txn_index.delete()
 
     # ---- reading -------------------------------------------------------------------
 

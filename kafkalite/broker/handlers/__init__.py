@@ -17,6 +17,9 @@ from kafkalite.broker.handlers import (  # noqa: F401  (imported to register han
     reassignments,
     records,
     topics,
+    transactions,
+    txn_offset_commit,
+    write_txn_markers,
 )
 from kafkalite.broker.handlers.registry import CONTROLLER_HANDLERS, HANDLERS
 

@@ -4,7 +4,9 @@ Consumers read below the high watermark (``read_uncommitted``) or the last stabl
 (``read_committed``), never beyond, so they never see data a failover could remove.
 Fetch sessions (KIP-227) are not kept: every response has ``session_id`` 0 and lists
 every requested partition, which all clients accept as a sessionless fetch. ``records``
-is always bytes, never null (librdkafka drops the connection on a null).
+is always bytes, never null (librdkafka drops the connection on a null). Under
+read_committed each partition's answer lists the aborted transactions overlapping its
+records, ``(producer_id, first_offset)``: the client drops their records itself.
 """
 
 from __future__ import annotations
@@ -61,7 +63,10 @@ def _response(
                 high_watermark=res.high_watermark,
                 last_stable_offset=res.last_stable_offset,
                 log_start_offset=res.log_start_offset,
-                aborted_transactions=(),
+                aborted_transactions=tuple(
+                    s.AbortedTransaction(producer_id=t.producer_id, first_offset=t.first_offset)
+                    for t in res.aborted_transactions
+                ),
                 preferred_read_replica=-1,
                 records=res.records,
             )

@@ -10,16 +10,20 @@ from typing import Any
 
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
+from kafkalite.broker.internal_topic import InternalTopic
 from kafkalite.coordinator.group.coordinator import JoinRequest, JoinResult
-from kafkalite.coordinator.group.offsets_log import OFFSETS_TOPIC, partition_for
+from kafkalite.coordinator.partitioning import partition_for
 from kafkalite.protocol.codec import millis
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
 GROUP_KEY = 0
+TRANSACTION_KEY = 1
 
 
 @handles(10, 0, 3)
 async def find_coordinator(ctx: RequestContext, request: Any) -> Any:
+    """The leader of the key's partition of ``__consumer_offsets`` (key type 0, a group)
+    or ``__transaction_state`` (key type 1, a transactional id), created on first use."""
     s = ctx.schema
     broker = ctx.broker
 
@@ -35,14 +39,17 @@ async def find_coordinator(ctx: RequestContext, request: Any) -> Any:
             port=port,
         )
 
-    if int(getattr(request, "key_type", GROUP_KEY)) != GROUP_KEY:
-        return answer(
-            ErrorCode.coordinator_not_available,
-            message="transaction coordinators arrive with transactions",
-        )
-    await broker.group_offsets.ensure_exists()
-    partition = partition_for(request.key, broker.group_offsets.partition_count())
-    leader = broker.image.partition_leader(OFFSETS_TOPIC, partition)
+    key_type = int(getattr(request, "key_type", GROUP_KEY))
+    topic: InternalTopic
+    if key_type == GROUP_KEY:
+        topic = broker.group_offsets
+    elif key_type == TRANSACTION_KEY:
+        topic = broker.txn_state_topic
+    else:
+        return answer(ErrorCode.invalid_request, message=f"unknown key type {key_type}")
+    await topic.ensure_exists()
+    partition = partition_for(request.key, topic.partition_count())
+    leader = broker.image.partition_leader(topic.name, partition)
     registration = broker.image.brokers.get(leader)
     if registration is None or registration.fenced:
         return answer(ErrorCode.coordinator_not_available)

@@ -1,5 +1,10 @@
 """OffsetCommit, OffsetFetch and OffsetDelete: a group's consumed position, kept in
-__consumer_offsets."""
+__consumer_offsets.
+
+OffsetFetch with ``require_stable`` (KIP-447, what a read_committed consumer asks) answers
+UNSTABLE_OFFSET_COMMIT for a partition whose offset a still-open transaction committed:
+the consumer retries rather than start from an offset that may yet be aborted.
+"""
 
 from __future__ import annotations
 
@@ -86,8 +91,11 @@ def _partition_errors(
 @handles(9, 1, 7)
 async def offset_fetch(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
+    unstable: set[tuple[str, int]] = set()
     try:
         committed = ctx.broker.group_coordinator.fetch_offsets(request.group_id)
+        if getattr(request, "require_stable", False):
+            unstable = ctx.broker.group_coordinator.unstable_offsets(request.group_id)
         error = ErrorCode.none
     except KafkaError as exc:
         committed, error = {}, exc.code
@@ -99,13 +107,16 @@ async def offset_fetch(ctx: RequestContext, request: Any) -> Any:
         wanted = {t.name: [int(i) for i in t.partition_indexes] for t in request.topics}
 
     def answer(topic: str, index: int) -> Any:
-        found = committed.get((topic, index))
+        found = None if (topic, index) in unstable else committed.get((topic, index))
+        partition_error = error if ctx.version < 2 else ErrorCode.none
+        if (topic, index) in unstable:
+            partition_error = ErrorCode.unstable_offset_commit
         return s.OffsetFetchResponsePartition(
             partition_index=index,
             committed_offset=found.offset if found else -1,
             committed_leader_epoch=found.leader_epoch if found else -1,
             metadata=(found.metadata if found else None) or "",
-            error_code=error if ctx.version < 2 else ErrorCode.none,
+            error_code=partition_error,
         )
 
     return s.OffsetFetchResponse(

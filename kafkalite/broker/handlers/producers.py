@@ -1,8 +1,11 @@
-"""InitProducerId and DescribeProducers: the idempotent producer's identity and state.
+"""InitProducerId and DescribeProducers: a producer's identity, and its state per partition.
 
-A non-transactional producer gets a fresh producer id (epoch 0). A producer that asks
-again with its current id and epoch (KIP-360, after an OUT_OF_ORDER_SEQUENCE_NUMBER) gets
-the same id with the next epoch, so its sequences restart at 0 without a new id.
+A producer without a ``transactional.id`` always gets a fresh producer id with epoch 0,
+whatever id and epoch it names, as in Kafka: its epoch belongs to it alone, so only the
+producer itself may bump it (KIP-360 clients do so locally), and no request can fence
+another producer. A transactional producer is answered by its transaction coordinator,
+which bumps the epoch of the id (fencing an older instance) and, when the producer names
+its current id and epoch after a lost sequence (KIP-360), bumps that one.
 """
 
 from __future__ import annotations
@@ -11,28 +14,39 @@ from typing import Any
 
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
+from kafkalite.broker.handlers.transactions import fenced_for
+from kafkalite.coordinator.transaction.operations import ProducerIdAndEpoch
 from kafkalite.events import EventType
+from kafkalite.protocol.codec import millis
 from kafkalite.protocol.errors import ErrorCode, KafkaError
-
-MAX_EPOCH = 32767
 
 
 @handles(22, 0, 4)
 async def init_producer_id(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     if request.transactional_id is not None:
+        current_id = int(getattr(request, "producer_id", -1))
+        current_epoch = int(getattr(request, "producer_epoch", -1))
+        result = await ctx.broker.txn_coordinator.handle_init_producer_id(
+            request.transactional_id,
+            millis(request.transaction_timeout),
+            ProducerIdAndEpoch(current_id, current_epoch) if current_id >= 0 else None,
+        )
+        if result.error == ErrorCode.none:
+            ctx.broker.events.emit(
+                EventType.PRODUCER_ID_ASSIGNED,
+                producer_id=result.producer_id,
+                producer_epoch=result.producer_epoch,
+                client_id=ctx.request.client_id,
+                transactional_id=request.transactional_id,
+            )
         return s.InitProducerIdResponse(
             throttle_time=0,
-            error_code=ErrorCode.coordinator_not_available,
-            producer_id=-1,
-            producer_epoch=-1,
+            error_code=fenced_for(ctx.version, 4, result.error),
+            producer_id=result.producer_id,
+            producer_epoch=result.producer_epoch,
         )
-    current_id = int(getattr(request, "producer_id", -1))
-    current_epoch = int(getattr(request, "producer_epoch", -1))
-    if current_id >= 0 and 0 <= current_epoch < MAX_EPOCH:
-        producer_id, epoch = current_id, current_epoch + 1
-    else:
-        producer_id, epoch = await ctx.broker.producer_ids.next_id(), 0
+    producer_id, epoch = await ctx.broker.producer_ids.next_id(), 0
     ctx.broker.events.emit(
         EventType.PRODUCER_ID_ASSIGNED,
         producer_id=producer_id,

@@ -405,8 +405,34 @@ class GroupCoordinator:
             self._member(group, member_id, generation_id, group_instance_id)
         await self.manager.store_offsets(group_id, offsets)
 
+    async def commit_transactional(
+        self,
+        group_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        generation_id: int,
+        member_id: str,
+        offsets: dict[tuple[str, int], CommittedOffset],
+        group_instance_id: str | None = None,
+    ) -> None:
+        """TxnOffsetCommit: counted once the producer's transaction commits. A member and
+        generation, when given (KIP-447), must be current, as for a plain commit."""
+        self.check_coordinator(group_id)
+        group = self.groups.setdefault(group_id, Group(group_id))
+        if generation_id >= 0 or member_id:
+            self._member(group, member_id, generation_id, group_instance_id)
+        await self.manager.store_transactional_offsets(
+            group_id, producer_id, producer_epoch, offsets
+        )
+
+    def complete_transaction(self, partition: int, producer_id: int, committed: bool) -> None:
+        self.manager.complete_transaction(partition, producer_id, committed)
+
     def fetch_offsets(self, group_id: str) -> dict[tuple[str, int], CommittedOffset]:
         return self.manager.fetch_offsets(group_id)
+
+    def unstable_offsets(self, group_id: str) -> set[tuple[str, int]]:
+        return self.manager.unstable_offsets(group_id)
 
     def list_groups(self) -> list[Group]:
         return self.manager.list_groups()

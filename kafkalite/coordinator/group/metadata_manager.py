@@ -2,7 +2,8 @@
 
 Kafka's ``GroupMetadataManager``: it owns the coordinator's memory of groups and offsets,
 writes every change to ``__consumer_offsets`` (acknowledged only once committed there) and
-rebuilds that memory from the log whenever this broker leads an offsets partition anew. The
+rebuilds that memory from the log whenever this broker leads an offsets partition anew.
+Offsets committed inside a transaction stay pending until its marker (``txn_offsets``). The
 membership protocol (joins, syncs, heartbeats) lives in ``coordinator``; this module never
 waits for members, only for the log. Owned by the broker's event loop; not thread-safe.
 """
@@ -10,6 +11,7 @@ waits for members, only for the log. Owned by the broker's event loop; not threa
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from kafkalite.coordinator.group.group import Group, GroupState
 from kafkalite.coordinator.group.offsets_log import (
@@ -19,10 +21,14 @@ from kafkalite.coordinator.group.offsets_log import (
     group_record,
     offset_record,
     offset_tombstone,
-    partition_for,
 )
+from kafkalite.coordinator.group.txn_offsets import PendingOffset, TransactionalOffsets
+from kafkalite.coordinator.partitioning import partition_for
 from kafkalite.events import EventType
+from kafkalite.protocol.control_records import marker_of_record
 from kafkalite.protocol.errors import ErrorCode, KafkaError
+from kafkalite.protocol.record_batch import InvalidBatchError
+from kafkalite.protocol.records import Record
 
 EventSink = Callable[..., None]
 
@@ -34,6 +40,8 @@ class GroupMetadataManager:
         self.emit = emit
         self.groups: dict[str, Group] = {}
         self.committed: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
+        self.commit_positions: dict[tuple[str, str, int], int] = {}  # -> its log offset
+        self.txn_offsets = TransactionalOffsets()
         self._loaded: dict[int, int] = {}  # offsets partition -> leader epoch loaded in
 
     # ---- ownership and loading ---------------------------------------------------
@@ -57,42 +65,87 @@ class GroupMetadataManager:
 
     def _forget(self, partition: int) -> None:
         count = self.offsets.partition_count()
-        for group_id in [g for g in self.groups if partition_for(g, count) == partition]:
+
+        def here(group_id: str) -> bool:
+            return partition_for(group_id, count) == partition
+
+        for group_id in [g for g in self.groups if here(g)]:
             self.groups.pop(group_id, None)
             self.committed.pop(group_id, None)
+        for key in [k for k in self.commit_positions if here(k[0])]:
+            del self.commit_positions[key]
+        self.txn_offsets.forget_groups(here)
 
     def _load(self, partition: int) -> None:
-        """Replay the partition: the latest value per key wins, as compaction would keep."""
+        """Replay the partition: the latest value per key wins, as compaction would keep;
+        offsets committed in a transaction wait for their producer's marker."""
         count = self.offsets.partition_count()
-        for record in self.offsets.read_all(partition):
-            decoded = decode(record)
-            if decoded is None:
+        for header, records in self.offsets.read_batches(partition):
+            if header.is_control:
+                if records:
+                    self._replay_marker(header.producer_id, records[0])
                 continue
-            key, value = decoded
-            group_id = str(key.get("group"))
-            if partition_for(group_id, count) != partition:
-                continue
-            if key.get("type") == "offset":
-                self.groups.setdefault(group_id, Group(group_id))
-                offsets = self.committed.setdefault(group_id, {})
-                tp = (str(key["topic"]), int(key["partition"]))
-                if value is None:
-                    offsets.pop(tp, None)
+            for record in records:
+                decoded = decode(record)
+                if decoded is None:
+                    continue
+                key, value = decoded
+                group_id = str(key.get("group"))
+                if partition_for(group_id, count) != partition:
+                    continue
+                if header.is_transactional:
+                    self._replay_txn_offset(header.producer_id, key, value, record.offset)
                 else:
-                    offsets[tp] = CommittedOffset(
-                        int(value["offset"]),
-                        int(value["leader_epoch"]),
-                        value.get("metadata"),
-                        int(value["commit_timestamp"]),
-                    )
-            elif key.get("type") == "group" and value is None:  # DeleteGroups' tombstone
-                self.groups.pop(group_id, None)
-                self.committed.pop(group_id, None)
-            elif key.get("type") == "group" and value is not None:
-                group = self.groups.setdefault(group_id, Group(group_id))
-                group.generation_id = max(group.generation_id, int(value["generation"]))
-                group.protocol_type = value.get("protocol_type")
+                    self._replay(group_id, key, value, record.offset)
         self.emit(EventType.GROUP_PARTITION_LOADED, partition=partition)
+
+    def _replay(
+        self, group_id: str, key: dict[str, Any], value: dict[str, Any] | None, offset: int
+    ) -> None:
+        if key.get("type") == "offset":
+            self.groups.setdefault(group_id, Group(group_id))
+            offsets = self.committed.setdefault(group_id, {})
+            tp = (str(key["topic"]), int(key["partition"]))
+            committed = _committed_offset(value)
+            if committed is None:
+                offsets.pop(tp, None)
+            else:
+                offsets[tp] = committed
+            self.commit_positions[(group_id, *tp)] = offset
+        elif key.get("type") == "group" and value is None:  # DeleteGroups' tombstone
+            self.groups.pop(group_id, None)
+            self.committed.pop(group_id, None)
+        elif key.get("type") == "group" and value is not None:
+            group = self.groups.setdefault(group_id, Group(group_id))
+            group.generation_id = max(group.generation_id, int(value["generation"]))
+            group.protocol_type = value.get("protocol_type")
+
+    def _replay_txn_offset(
+        self, producer_id: int, key: dict[str, Any], value: dict[str, Any] | None, offset: int
+    ) -> None:
+        committed = _committed_offset(value)
+        if key.get("type") == "offset" and committed is not None:
+            pending = PendingOffset(
+                str(key["group"]), str(key["topic"]), int(key["partition"]), committed, offset
+            )
+            self.txn_offsets.add(producer_id, [pending])
+
+    def _replay_marker(self, producer_id: int, record: Record) -> None:
+        try:
+            marker = marker_of_record(record)
+        except InvalidBatchError:
+            return
+        self._end_transaction(producer_id, marker.committed)
+
+    def _end_transaction(self, producer_id: int, committed: bool) -> None:
+        """The producer's pending offsets count now (unless a plain commit was written
+        after them, Kafka's rule), or are dropped."""
+        for pending in self.txn_offsets.take(producer_id):
+            if committed and self.commit_positions.get(pending.key, -1) < pending.log_offset:
+                self.groups.setdefault(pending.group_id, Group(pending.group_id))
+                offsets = self.committed.setdefault(pending.group_id, {})
+                offsets[(pending.topic, pending.partition)] = pending.committed
+                self.commit_positions[pending.key] = pending.log_offset
 
     # ---- groups ------------------------------------------------------------------------
 
@@ -147,8 +200,45 @@ class GroupMetadataManager:
     ) -> None:
         partition = self.check_coordinator(group_id)
         records = [offset_record(group_id, t, p, c) for (t, p), c in offsets.items()]
-        await self.offsets.append(partition, records)
+        base = await self.offsets.append(partition, records)
         self.committed.setdefault(group_id, {}).update(offsets)
+        for i, (topic, index) in enumerate(offsets):
+            self.commit_positions[(group_id, topic, index)] = base + i
+
+    async def store_transactional_offsets(
+        self,
+        group_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        offsets: dict[tuple[str, int], CommittedOffset],
+    ) -> None:
+        """TxnOffsetCommit: written now as the producer's transactional batch, pending
+        until its transaction's marker reaches this partition."""
+        partition = self.check_coordinator(group_id)
+        records = [offset_record(group_id, t, p, c) for (t, p), c in offsets.items()]
+        base = await self.offsets.append(partition, records, producer_id, producer_epoch)
+        self.check_coordinator(group_id)  # still ours after the wait, and in the same epoch
+        self.txn_offsets.add(
+            producer_id,
+            [
+                PendingOffset(group_id, topic, index, committed, base + i)
+                for i, ((topic, index), committed) in enumerate(offsets.items())
+            ],
+        )
+
+    def complete_transaction(self, partition: int, producer_id: int, committed: bool) -> None:
+        """The producer's marker is written (and replicated) on ``partition``: its pending
+        offsets there count now, or are dropped. A partition not loaded in its current
+        epoch gets the marker from its log when it loads."""
+        epoch = self.offsets.leader_epoch(partition)
+        if epoch is None or self._loaded.get(partition) != epoch:
+            return
+        self._end_transaction(producer_id, committed)
+
+    def unstable_offsets(self, group_id: str) -> set[tuple[str, int]]:
+        """Partitions with an offset committed in a transaction that has not ended."""
+        self.check_coordinator(group_id)
+        return self.txn_offsets.pending_of(group_id)
 
     def fetch_offsets(self, group_id: str) -> dict[tuple[str, int], CommittedOffset]:
         self.check_coordinator(group_id)
@@ -170,3 +260,14 @@ class GroupMetadataManager:
             for tp in gone:
                 committed.pop(tp, None)
         return gone
+
+
+def _committed_offset(value: dict[str, Any] | None) -> CommittedOffset | None:
+    if value is None:
+        return None
+    return CommittedOffset(
+        int(value["offset"]),
+        int(value["leader_epoch"]),
+        value.get("metadata"),
+        int(value["commit_timestamp"]),
+    )

@@ -22,6 +22,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kafkalite.protocol.record_batch import RecordBatchHeader
 from kafkalite.protocol.records import Record
 
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -35,11 +36,18 @@ class OffsetsTopic(Protocol):
     def leader_epoch(self, partition: int) -> int | None:
         """This broker's leader epoch of the partition; None unless it leads it."""
 
-    async def append(self, partition: int, records: list[Record]) -> None:
-        """Append and wait until committed; raises KafkaError on failure."""
+    async def append(
+        self,
+        partition: int,
+        records: list[Record],
+        producer_id: int = -1,
+        producer_epoch: int = -1,
+    ) -> int:
+        """Append one batch (transactional with a producer id) and wait until committed;
+        its first offset. Raises KafkaError on failure."""
 
-    def read_all(self, partition: int) -> list[Record]:
-        """Every record of the partition up to its log end (a new leader's whole log)."""
+    def read_batches(self, partition: int) -> list[tuple[RecordBatchHeader, list[Record]]]:
+        """Every batch of the partition up to its log end (a new leader's whole log)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,19 +56,6 @@ class CommittedOffset:
     leader_epoch: int
     metadata: str | None
     commit_timestamp: int
-
-
-def java_string_hash(value: str) -> int:
-    """Java's ``String.hashCode`` over UTF-16 code units, as a signed 32-bit int."""
-    h = 0
-    for unit in value.encode("utf-16-be").hex(" ", 2).split():
-        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
-def partition_for(group_id: str, partitions: int) -> int:
-    h = java_string_hash(group_id)
-    return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
 def _key(data: dict[str, Any]) -> bytes:

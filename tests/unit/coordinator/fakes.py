@@ -1,16 +1,30 @@
-"""A stand-in for the broker's ``__consumer_offsets``: one partition the test controls."""
+"""A stand-in for the broker's ``__consumer_offsets``: one partition the test controls.
+
+It keeps real record batches (built by ``build_batch``), so a transactional commit and a
+control marker look to the coordinator exactly as they would in a broker's log.
+"""
 
 from __future__ import annotations
 
-from kafkalite.protocol.records import Record
+from kafkalite.protocol.record_batch import RecordBatchHeader, parse_header
+from kafkalite.protocol.records import Record, build_batch, decode_records
 
 
 class FakeOffsetsTopic:
     """One offsets partition whose log and leadership the test controls."""
 
     def __init__(self) -> None:
-        self.records: list[Record] = []
+        self.batches: list[tuple[RecordBatchHeader, list[Record]]] = []
         self.epoch: int | None = 0
+
+    @property
+    def records(self) -> list[Record]:
+        """The data records written so far (markers left out)."""
+        return [r for h, rs in self.batches if not h.is_control for r in rs]
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.batches[-1][0].next_offset if self.batches else 0
 
     def partition_count(self) -> int:
         return 1
@@ -18,8 +32,30 @@ class FakeOffsetsTopic:
     def leader_epoch(self, partition: int) -> int | None:
         return self.epoch
 
-    async def append(self, partition: int, records: list[Record]) -> None:
-        self.records.extend(records)
+    async def append(
+        self, partition: int, records: list[Record], producer_id: int = -1, producer_epoch: int = -1
+    ) -> int:
+        return self.write(records, producer_id, producer_epoch)
 
-    def read_all(self, partition: int) -> list[Record]:
-        return list(self.records)
+    def write(
+        self,
+        records: list[Record],
+        producer_id: int = -1,
+        producer_epoch: int = -1,
+        control: bool = False,
+    ) -> int:
+        """Append one batch as the broker would (a transactional one with a producer id)."""
+        base = self.log_end_offset
+        data = build_batch(
+            records,
+            base_offset=base,
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            transactional=producer_id >= 0,
+            control=control,
+        )
+        self.batches.append((parse_header(data), decode_records(data)))
+        return base
+
+    def read_batches(self, partition: int) -> list[tuple[RecordBatchHeader, list[Record]]]:
+        return list(self.batches)

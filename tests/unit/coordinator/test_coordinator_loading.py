@@ -15,7 +15,7 @@ pytestmark = pytest.mark.unit
 
 
 def committed_by_another_coordinator(topic: FakeOffsetsTopic, offset: int) -> None:
-    topic.records.append(offset_record("g", "t", 0, CommittedOffset(offset, 0, None, 0)))
+    topic.write([offset_record("g", "t", 0, CommittedOffset(offset, 0, None, 0))])
 
 
 def coordinator(topic: FakeOffsetsTopic) -> GroupCoordinator:

@@ -67,31 +67,3 @@ def test_unknown_producers_may_start_anywhere_and_sequences_wrap() -> None:
     state = ProducerStateManager()
     appended(state, header(2**31 - 1, 1), header(0, 1, offset=1))
     assert state.describe()[0]["last_sequence"] == 0
-
-
-def test_transactions_bound_the_last_stable_offset() -> None:
-    state = ProducerStateManager()
-    txn = parse_header(
-        build_batch(
-            [Record(None, b"t", 0)],
-            base_offset=7,
-            producer_id=3,
-            producer_epoch=0,
-            base_sequence=0,
-            transactional=True,
-        )
-    )
-    state.update(txn)
-    assert state.first_unstable_offset() == 7
-    marker = parse_header(
-        build_batch(
-            [Record(b"\x00\x00\x00\x00", b"", 0)],
-            base_offset=9,
-            producer_id=3,
-            producer_epoch=0,
-            control=True,
-            transactional=True,
-        )
-    )
-    state.update(marker)
-    assert state.first_unstable_offset() is None

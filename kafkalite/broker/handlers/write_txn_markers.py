@@ -1,0 +1,79 @@
+"""WriteTxnMarkers: a transaction coordinator has this broker end a transaction on the
+partitions it leads.
+
+For each marker and partition the leader appends a control batch (commit or abort, the
+producer's id and epoch, the coordinator's epoch) like any other batch - followers
+replicate it like any other - and answers once it is replicated (acks=all), so that a
+marker the coordinator counts as written cannot be lost in a failover. On a partition of
+``__consumer_offsets`` the group coordinator then makes the transaction's offsets count
+(or drops them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkalite.broker.context import RequestContext
+from kafkalite.broker.handlers.registry import handles
+from kafkalite.broker.replica_manager import ProduceResult
+from kafkalite.coordinator.group.offsets_log import OFFSETS_TOPIC
+from kafkalite.protocol.control_records import end_txn_marker_batch
+from kafkalite.protocol.errors import ErrorCode
+from kafkalite.storage.producer_state import AppendOrigin
+
+MARKER_TIMEOUT_S = 10.0
+
+
+@handles(27, 1, 1)
+async def write_txn_markers(ctx: RequestContext, request: Any) -> Any:
+    broker = ctx.broker
+    replicas = broker.replica_manager
+    appended: list[tuple[Any, str, int, ProduceResult]] = []
+    for marker in request.markers:
+        batch = end_txn_marker_batch(
+            int(marker.producer_id),
+            int(marker.producer_epoch),
+            int(marker.coordinator_epoch),
+            bool(marker.transaction_result),
+            broker.now_ms(),
+        )
+        for topic in marker.topics:
+            for index in topic.partition_indexes:
+                result = replicas.append_to_leader(
+                    topic.name, int(index), batch, -1, origin=AppendOrigin.COORDINATOR
+                )
+                appended.append((marker, topic.name, int(index), result))
+    await replicas.wait_for_acks([(t, p, r) for _, t, p, r in appended], MARKER_TIMEOUT_S)
+    for marker, topic, index, result in appended:
+        if topic == OFFSETS_TOPIC and result.error == ErrorCode.none:
+            broker.group_coordinator.complete_transaction(
+                index, int(marker.producer_id), bool(marker.transaction_result)
+            )
+    s = ctx.schema
+    return s.WriteTxnMarkersResponse(
+        markers=tuple(
+            s.WritableTxnMarkerResult(
+                producer_id=marker.producer_id,
+                topics=tuple(
+                    s.WritableTxnMarkerTopicResult(
+                        name=topic.name,
+                        partitions=tuple(
+                            s.WritableTxnMarkerPartitionResult(
+                                partition_index=index,
+                                error_code=_result(appended, marker, topic.name, int(index)),
+                            )
+                            for index in topic.partition_indexes
+                        ),
+                    )
+                    for topic in marker.topics
+                ),
+            )
+            for marker in request.markers
+        )
+    )
+
+
+def _result(
+    appended: list[tuple[Any, str, int, ProduceResult]], marker: Any, topic: str, index: int
+) -> ErrorCode:
+    return next(r.error for m, t, p, r in appended if m is marker and t == topic and p == index)

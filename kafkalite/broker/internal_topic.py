@@ -1,0 +1,122 @@
+"""The broker side of a coordinator's internal topic (``__consumer_offsets``,
+``__transaction_state``): what a coordinator may ask of it.
+
+Writes go through the normal leader append path with acks=all, so a coordinator's write is
+acknowledged only once the high watermark covers it, exactly like a produced record.
+Reads replay a partition to its log end when a broker becomes its leader.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kafkalite.controller.quorum_controller import CreatableTopic
+from kafkalite.protocol.errors import ErrorCode, KafkaError
+from kafkalite.protocol.record_batch import RecordBatchHeader
+from kafkalite.protocol.records import Record, build_batch
+from kafkalite.storage.producer_state import AppendOrigin
+
+if TYPE_CHECKING:
+    from kafkalite.broker.broker import Broker
+
+COMMIT_TIMEOUT_S = 10.0
+
+
+class InternalTopic:
+    def __init__(
+        self, broker: Broker, name: str, partitions_config: str, replication_config: str
+    ) -> None:
+        self.broker = broker
+        self.name = name
+        self.partitions_config = partitions_config
+        self.replication_config = replication_config
+
+    def partition_count(self) -> int:
+        topic = self.broker.image.topic(self.name)
+        if topic is not None:
+            return len(topic.partitions)
+        return int(self.broker.image.broker_config(self.partitions_config))
+
+    def leader_epoch(self, partition: int) -> int | None:
+        found = self.broker.replica_manager.partitions.get((self.name, partition))
+        return found.leader_epoch if found is not None and found.is_leader else None
+
+    def led_partitions(self) -> list[int]:
+        return sorted(
+            index
+            for (name, index), p in self.broker.replica_manager.partitions.items()
+            if name == self.name and p.is_leader
+        )
+
+    def topic_configs(self, replication_factor: int) -> dict[str, str | None]:
+        """Configs the topic is created with (compacted: the latest value per key counts)."""
+        return {"cleanup.policy": "compact"}
+
+    async def ensure_exists(self) -> None:
+        """Create the topic on first use, as Kafka does on the first FindCoordinator."""
+        image = self.broker.image
+        if image.topic(self.name) is not None:
+            return
+        rf = min(int(image.broker_config(self.replication_config)), len(image.live_brokers()))
+        await self.broker.controller.create_topics(
+            [
+                CreatableTopic(
+                    self.name,
+                    int(image.broker_config(self.partitions_config)),
+                    rf,
+                    configs=self.topic_configs(rf),
+                )
+            ]
+        )
+
+    async def append(
+        self,
+        partition: int,
+        records: list[Record],
+        producer_id: int = -1,
+        producer_epoch: int = -1,
+    ) -> int:
+        """Append one batch and wait until it is committed; its first offset. With a
+        producer id, the batch is part of that producer's transaction (a transactional
+        offset commit). Raises KafkaError (NOT_COORDINATOR if no longer the leader)."""
+        replicas = self.broker.replica_manager
+        batch = build_batch(
+            records,
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            transactional=producer_id >= 0,
+        )
+        result = replicas.append_to_leader(
+            self.name, partition, batch, -1, origin=AppendOrigin.COORDINATOR
+        )
+        if result.error == ErrorCode.none:
+            await replicas.wait_for_acks([(self.name, partition, result)], COMMIT_TIMEOUT_S)
+        if result.error != ErrorCode.none:
+            code = (
+                ErrorCode.not_coordinator
+                if result.error
+                in (ErrorCode.not_leader_or_follower, ErrorCode.unknown_topic_or_partition)
+                else result.error
+            )
+            raise KafkaError(code, result.message)
+        return result.base_offset
+
+    def read_batches(self, partition: int) -> list[tuple[RecordBatchHeader, list[Record]]]:
+        """Every batch of the partition up to its log end (a new leader's whole log).
+
+        Up to the log end, not the high watermark: a new leader's HW lags until its
+        followers fetch, yet everything in its log is (or will be) committed - reading only
+        to the HW would forget acknowledged writes (Kafka loads to the log end too)."""
+        found = self.broker.replica_manager.partitions.get((self.name, partition))
+        if found is None:
+            return []
+        return list(found.log.batches_between(found.log_start_offset, found.log_end_offset))
+
+    def read_all(self, partition: int) -> list[Record]:
+        """The data records (no markers) of ``read_batches``."""
+        return [
+            r
+            for header, records in self.read_batches(partition)
+            if not header.is_control
+            for r in records
+        ]

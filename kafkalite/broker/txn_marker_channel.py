@@ -1,0 +1,94 @@
+"""How this broker's transaction coordinator reaches partition leaders: WriteTxnMarkers.
+
+The coordinator sends WriteTxnMarkers (v1) to a leader's client listener, as Kafka's
+brokers do, at the address replication uses (through the lab's link proxies, so an
+isolated leader cannot be reached and its marker waits). One connection per leader. A
+timed-out request closes its connection, so that a late answer is never taken for the
+retry's.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kio.schema.write_txn_markers.v1 import request as markers_req
+
+from kafkalite.coordinator.transaction.markers import MarkerChannelError, TxnMarkerEntry
+from kafkalite.coordinator.transaction.state import TopicPartition
+from kafkalite.network.client import PeerConnection, PeerUnavailableError
+from kafkalite.protocol.codec import build
+from kafkalite.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kafkalite.broker.broker import Broker
+
+REQUEST_TIMEOUT_S = 10.0
+
+
+class BrokerMarkerChannel:
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self._connections: dict[int, PeerConnection] = {}
+
+    def leader_of(self, topic: str, partition: int) -> int | None:
+        found = self.broker.image.topic(topic)
+        if found is None or partition not in found.partitions:
+            return None
+        return found.partitions[partition].leader
+
+    def _connection(self, broker_id: int) -> PeerConnection:
+        connection = self._connections.get(broker_id)
+        if connection is None:
+            endpoint = self.broker.fetchers.endpoint(broker_id)
+            if endpoint is None:
+                raise MarkerChannelError(f"broker {broker_id} is not registered")
+            connection = PeerConnection(*endpoint, f"kafkalite-txn-{self.broker.broker_id}")
+            self._connections[broker_id] = connection
+        return connection
+
+    async def write_txn_markers(
+        self, broker_id: int, marker: TxnMarkerEntry, partitions: list[TopicPartition]
+    ) -> dict[TopicPartition, ErrorCode]:
+        by_topic: dict[str, list[int]] = {}
+        for topic, index in partitions:
+            by_topic.setdefault(topic, []).append(index)
+        request = build(
+            markers_req.WriteTxnMarkersRequest,
+            {
+                "markers": (
+                    build(
+                        markers_req.WritableTxnMarker,
+                        {
+                            "producer_id": marker.producer_id,
+                            "producer_epoch": marker.producer_epoch,
+                            "transaction_result": marker.committed,
+                            "coordinator_epoch": marker.coordinator_epoch,
+                            "topics": tuple(
+                                build(
+                                    markers_req.WritableTxnMarkerTopic,
+                                    {"name": t, "partition_indexes": tuple(ps)},
+                                )
+                                for t, ps in by_topic.items()
+                            ),
+                        },
+                    ),
+                )
+            },
+        )
+        connection = self._connection(broker_id)
+        try:
+            response: Any = await connection.request(request, REQUEST_TIMEOUT_S)
+        except PeerUnavailableError as exc:
+            await connection.close()
+            raise MarkerChannelError(str(exc)) from exc
+        return {
+            (t.name, int(p.partition_index)): ErrorCode(p.error_code)
+            for m in response.markers
+            for t in m.topics
+            for p in t.partitions
+        }
+
+    async def close(self) -> None:
+        for connection in self._connections.values():
+            await connection.close()
+        self._connections.clear()
