@@ -1,7 +1,8 @@
 """The introspection endpoint: what Kafka hides, as JSON over plain HTTP.
 
 ``GET /state`` returns every replica this broker hosts (log start/end offset, high
-watermark, last stable offset, leader epoch, ISR, producer states); ``GET
+watermark, last stable offset, leader epoch, ISR, producer states, open and recently
+aborted transactions) and the transactions this broker coordinates; ``GET
 /events?since=N`` returns the event stream after sequence N. It is read-only and
 separate from the Kafka listener, so a dashboard polling it never competes with clients
 for the Kafka protocol, and the supervisor can tell a hung broker from a slow one.
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from kafkalite.broker.broker import Broker
 
 log = logging.getLogger(__name__)
+RECENT_ABORTED = 100
 
 
 def broker_state(broker: Broker) -> dict[str, Any]:
@@ -51,6 +53,22 @@ def broker_state(broker: Broker) -> dict[str, Any]:
                     for f in p.followers.values()
                 ],
                 "producers": p.log.producer_state.describe(),
+                "open_transactions": [
+                    {
+                        "producer_id": t.producer_id,
+                        "producer_epoch": t.producer_epoch,
+                        "first_offset": t.first_offset,
+                    }
+                    for t in p.log.producer_state.ongoing_transactions()
+                ],
+                "aborted_transactions": [
+                    {
+                        "producer_id": t.producer_id,
+                        "first_offset": t.first_offset,
+                        "last_offset": t.last_offset,
+                    }
+                    for t in p.log.recent_aborted_transactions(RECENT_ABORTED)
+                ],
             }
         )
     return {
@@ -63,8 +81,29 @@ def broker_state(broker: Broker) -> dict[str, Any]:
         "broker_epoch": broker.broker_epoch,
         "metadata_offset": broker.image.offset,
         "partitions": partitions,
+        "transactions": coordinated_transactions(broker),
         "events": broker.events.since(0)[-100:],
     }
+
+
+def coordinated_transactions(broker: Broker) -> list[dict[str, Any]]:
+    """The transactional ids this broker coordinates now, with their state."""
+    coordinator = broker.txn_coordinator
+    return [
+        {
+            "transactional_id": md.transactional_id,
+            "producer_id": md.producer_id,
+            "producer_epoch": md.producer_epoch,
+            "state": md.state.state_name,
+            "partitions": [f"{t}-{p}" for t, p in sorted(md.topic_partitions)],
+            "timeout_ms": md.txn_timeout_ms,
+            "start_time_ms": md.txn_start_timestamp,
+            "coordinator": broker.broker_id,
+            "coordinator_epoch": coordinator.coordinator_epoch(md.transactional_id),
+        }
+        for md in sorted(coordinator.transactions.values(), key=lambda m: m.transactional_id)
+        if md.producer_epoch >= 0
+    ]
 
 
 def quorum_state(broker: Broker) -> dict[str, Any]:

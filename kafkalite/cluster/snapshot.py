@@ -1,8 +1,9 @@
 """One status snapshot of the whole cluster from each broker's own view (pure).
 
-Partition-level fields (leader, epoch, ISR, HW, LSO) come from the leader's view, which
-is authoritative; each replica row comes from the broker hosting it, so a student sees
-each replica's own log end offset and high watermark side by side. A replica on a broker
+Partition-level fields (leader, epoch, ISR, HW, LSO, open and aborted transactions) come
+from the leader's view, which is authoritative; each replica row comes from the broker
+hosting it, so a student sees each replica's own log end offset and high watermark side by
+side. A replica on a broker
 that does not answer is still listed, with null offsets.
 """
 
@@ -46,13 +47,36 @@ def merge_status(
                 "isr": reference["isr"],
                 "high_watermark": leader_view["high_watermark"] if leader_view else None,
                 "last_stable_offset": leader_view["last_stable_offset"] if leader_view else None,
+                "open_transactions": leader_view.get("open_transactions", [])
+                if leader_view
+                else [],
+                "aborted_transactions": (
+                    leader_view.get("aborted_transactions", []) if leader_view else []
+                ),
                 "log_start_offset": reference["log_start_offset"],
                 "replicas": [
                     _replica_row(r, by_broker.get(r), reference["isr"], states) for r in replica_ids
                 ],
             }
         )
-    return {"brokers": brokers, "partitions": partitions, "quorum": _quorum(views)}
+    return {
+        "brokers": brokers,
+        "partitions": partitions,
+        "quorum": _quorum(views),
+        "transactions": _transactions(views),
+    }
+
+
+def _transactions(views: dict[int, dict[str, Any] | None]) -> list[dict[str, Any]]:
+    """Every transactional id, as its coordinator reports it; if two brokers claim one (an
+    isolated old coordinator), the newer coordinator epoch is the coordinator."""
+    newest: dict[str, dict[str, Any]] = {}
+    for view in views.values():
+        for txn in (view or {}).get("transactions", []):
+            seen = newest.get(txn["transactional_id"])
+            if seen is None or txn["coordinator_epoch"] > seen["coordinator_epoch"]:
+                newest[txn["transactional_id"]] = txn
+    return [newest[t] for t in sorted(newest)]
 
 
 def _replica_row(

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from kio.schema.control_record_type_schema.v0.data import ControlRecordTypeSchema
 from kio.schema.end_txn_marker.v0.data import EndTxnMarker
 from kio.serial import entity_reader, entity_writer
+from kio.serial.errors import SerialError
 from kio.static.primitive import i16, i32
 
 from kafkalite.protocol.record_batch import InvalidBatchError, RecordBatchHeader
@@ -103,11 +104,14 @@ def marker_of_record(record: Record) -> TransactionMarker:
     key, value = record.key, record.value or b""
     if key is None or len(key) < 4:
         raise InvalidBatchError("a control record has a 4-byte key")
-    control, _ = entity_reader(ControlRecordTypeSchema)(bytes(key), 2)
+    try:
+        control, _ = entity_reader(ControlRecordTypeSchema)(bytes(key), 2)
+        epoch = -1
+        if len(value) >= 6:
+            marker, _ = entity_reader(EndTxnMarker)(bytes(value), 2)
+            epoch = int(marker.coordinator_epoch)
+    except SerialError as exc:
+        raise InvalidBatchError(f"unreadable control record: {exc}") from exc
     if int(control.type_) not in (ControlType.ABORT, ControlType.COMMIT):
         raise InvalidBatchError(f"control record type {control.type_} is not a transaction marker")
-    epoch = -1
-    if len(value) >= 6:
-        marker, _ = entity_reader(EndTxnMarker)(bytes(value), 2)
-        epoch = int(marker.coordinator_epoch)
     return TransactionMarker(ControlType(int(control.type_)), epoch)

@@ -11,6 +11,7 @@ told INVALID_PRODUCER_EPOCH instead, as Kafka does.
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 from kafkalite.broker.context import RequestContext
@@ -150,7 +151,7 @@ async def describe_transactions(ctx: RequestContext, request: Any) -> Any:
                 transactional_id=txn_id,
                 transaction_state="",
                 transaction_timeout=0,
-                transaction_start_time=-1,
+                transaction_start_time=_timestamp(-1),
                 producer_id=-1,
                 producer_epoch=-1,
                 topics=(),
@@ -163,7 +164,7 @@ async def describe_transactions(ctx: RequestContext, request: Any) -> Any:
             transactional_id=txn_id,
             transaction_state=md.state.state_name,
             transaction_timeout=md.txn_timeout_ms,
-            transaction_start_time=md.txn_start_timestamp,
+            transaction_start_time=_timestamp(md.txn_start_timestamp),
             producer_id=md.producer_id,
             producer_epoch=md.producer_epoch,
             topics=tuple(s.TopicData(topic=t, partitions=tuple(ps)) for t, ps in by_topic.items()),
@@ -172,3 +173,9 @@ async def describe_transactions(ctx: RequestContext, request: Any) -> Any:
     return s.DescribeTransactionsResponse(
         throttle_time=0, transaction_states=tuple(describe(t) for t in request.transactional_ids)
     )
+
+
+def _timestamp(ms: int) -> datetime.datetime:
+    """A non-nullable timestamp field; Kafka writes -1 for "none", which is 1 ms before
+    the epoch as a datetime (the codec would turn a bare -1 into null)."""
+    return datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC) + datetime.timedelta(milliseconds=ms)

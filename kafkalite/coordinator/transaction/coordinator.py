@@ -124,6 +124,10 @@ class TransactionCoordinator:
     def partition_of(self, transactional_id: str) -> int:
         return partition_for(transactional_id, self.topic.partition_count())
 
+    def coordinator_epoch(self, transactional_id: str) -> int:
+        """The epoch this broker coordinates the id in (-1 if it does not)."""
+        return self._loaded.get(self.partition_of(transactional_id), -1)
+
     def check_coordinator(self, transactional_id: str) -> tuple[int, int]:
         """``(partition, coordinator epoch)`` of the id, loaded; NOT_COORDINATOR if not ours."""
         partition = self.partition_of(transactional_id)
@@ -394,7 +398,7 @@ class TransactionCoordinator:
     # ---- timeouts --------------------------------------------------------------------------
 
     async def _tick_forever(self) -> None:
-        last_abort_check = self.now_ms()
+        last_abort_check = 0
         while True:
             await asyncio.sleep(TICK_S)
             self._maybe_load_led_partitions()

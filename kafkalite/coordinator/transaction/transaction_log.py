@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
 from kio.serial import entity_reader, entity_writer
+from kio.serial.errors import SerialError
 from kio.static.constants import EntityType
 from kio.static.primitive import i8, i16, i32, i64
 
@@ -130,7 +131,7 @@ def decode(record: Record) -> tuple[str, TxnTransitMetadata | None]:
         if _VERSION.unpack_from(record.value)[0] != 0:
             raise InvalidTransactionLogRecordError("unknown value version")
         value, _ = entity_reader(TransactionLogValue)(bytes(record.value), 2)
-    except (ValueError, struct.error, IndexError, UnicodeDecodeError) as exc:
+    except (SerialError, ValueError, struct.error, IndexError, UnicodeDecodeError) as exc:
         raise InvalidTransactionLogRecordError(str(exc)) from exc
     return key.transactional_id, TxnTransitMetadata(
         producer_id=int(value.producer_id),

@@ -145,3 +145,41 @@ def test_an_unreadable_cluster_file_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "cluster.json").write_text('{"root": "x", "brokers": [{"broker_id": 1}]}')
     with pytest.raises(ClusterError, match="not a cluster description"):
         ClusterSpec.load(tmp_path)
+
+
+def test_status_transactions_come_from_leaders_and_the_newest_coordinator(tmp_path: Path) -> None:
+    """Open and aborted transactions are the partition leader's view; a transactional id
+    claimed by two brokers (an isolated old coordinator) belongs to the newer epoch."""
+    spec = ClusterSpec.build(tmp_path, 3, 19092, {})
+    states = dict.fromkeys((1, 2, 3), BrokerState.RUNNING)
+    leader, follower = view(1, 1, 10, 10), view(2, 1, 10, 10)
+    leader["partitions"][0]["open_transactions"] = [
+        {"producer_id": 7, "producer_epoch": 0, "first_offset": 4}
+    ]
+    leader["partitions"][0]["aborted_transactions"] = [
+        {"producer_id": 5, "first_offset": 1, "last_offset": 3}
+    ]
+    follower["partitions"][0]["open_transactions"] = []  # a follower's view is not shown
+
+    def txn(state: str, coordinator: int, epoch: int) -> dict:
+        return {
+            "transactional_id": "tx",
+            "producer_id": 7,
+            "producer_epoch": 0,
+            "state": state,
+            "partitions": ["t-0"],
+            "timeout_ms": 60_000,
+            "start_time_ms": 1,
+            "coordinator": coordinator,
+            "coordinator_epoch": epoch,
+        }
+
+    leader["transactions"] = [txn("Ongoing", 1, 2)]
+    follower["transactions"] = [txn("PrepareCommit", 2, 3)]
+    status = merge_status(spec, states, {1: leader, 2: follower, 3: None})
+    p = status["partitions"][0]
+    assert p["open_transactions"] == [{"producer_id": 7, "producer_epoch": 0, "first_offset": 4}]
+    assert p["aborted_transactions"] == [{"producer_id": 5, "first_offset": 1, "last_offset": 3}]
+    assert [(t["state"], t["coordinator"]) for t in status["transactions"]] == [
+        ("PrepareCommit", 2)
+    ]
