@@ -126,6 +126,13 @@ def produce(conn: RawConnection, topic: str, batch: bytes) -> int:
     return int(response.responses[0].partition_responses[0].error_code)
 
 
+def leader_address(cluster: Cluster, topic: str) -> str:
+    """Where to send a request for the topic's partition 0 (its leader's listener)."""
+    status = cluster.status()
+    leader = next(p["leader"] for p in status["partitions"] if p["topic"] == topic)
+    return str(next(b["address"] for b in status["brokers"] if b["id"] == leader))
+
+
 def fresh_ids() -> tuple[str, str]:
     return f"t-{uuid.uuid4().hex[:8]}", f"tx-{uuid.uuid4().hex[:8]}"
 
@@ -215,8 +222,7 @@ def test_clients_cannot_write_markers(cluster3: Cluster) -> None:
     topic, _ = fresh_ids()
     create_topic(cluster3.bootstrap_servers, topic, 1, 1)
     wait_hosted(cluster3, topic)
-    leader = next(p for p in cluster3.status()["partitions"] if p["topic"] == topic)["leader"]
-    address = next(b["address"] for b in cluster3.status()["brokers"] if b["id"] == leader)
+    address = leader_address(cluster3, topic)
     with RawConnection(address) as conn:
         forged = end_txn_marker_batch(123, 0, 0, committed=True, timestamp_ms=0)
         assert produce(conn, topic, forged) == INVALID_RECORD
@@ -247,8 +253,7 @@ def test_list_describe_and_describe_producers_show_an_open_transaction(cluster3:
         assert (state.transaction_state, state.producer_id) == ("Ongoing", mine[0].producer_id)
         assert [(t.topic, tuple(t.partitions)) for t in state.topics] == [(topic, (0,))]
         assert state.transaction_timeout == datetime.timedelta(minutes=1)
-    leader = next(p for p in cluster3.status()["partitions"] if p["topic"] == topic)["leader"]
-    address = next(b["address"] for b in cluster3.status()["brokers"] if b["id"] == leader)
+    address = leader_address(cluster3, topic)
     with RawConnection(address) as conn:
         described = conn.request(
             DescribeProducersRequest(topics=(TopicRequest(name=topic, partition_indexes=(0,)),))
@@ -265,14 +270,8 @@ def test_a_non_transactional_init_producer_id_never_fences_another_producer(
     owner of that id goes on writing undisturbed."""
     topic, _ = fresh_ids()
     create_topic(cluster3.bootstrap_servers, topic, 1, 1)
-    leader = wait_for(
-        lambda: next(
-            (p["leader"] for p in cluster3.status()["partitions"] if p["topic"] == topic), None
-        ),
-        20,
-        "a leader",
-    )
-    address = next(b["address"] for b in cluster3.status()["brokers"] if b["id"] == leader)
+    wait_hosted(cluster3, topic)
+    address = leader_address(cluster3, topic)
     with RawConnection(address) as conn:
         owner = init(conn, None)
         intruder = init(
