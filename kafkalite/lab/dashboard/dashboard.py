@@ -103,8 +103,10 @@ class Dashboard:
             _set(self.strips, "strips_html", render_strips(state))
             _set(self.strips, "feed_html", render_feed(state))
             _set(self.status_line, "value", self._status_html(state))
+            replication = {p.topic: len(p.replicas) for p in state.partitions}
+            self.producer.show_topics(sorted(replication))
             self.producer.show_counts()
-            self.topics.show_topics({p.topic: len(p.replicas) for p in state.partitions})
+            self.topics.show_topics(replication)
 
     def _status_html(self, state: DashboardState) -> str:
         notes = [f"{self.poller.refresh_rate():.1f} refreshes/s"]

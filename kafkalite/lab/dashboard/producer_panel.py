@@ -17,17 +17,24 @@ import ipywidgets as w
 from kafka import KafkaProducer
 
 CONTINUOUS_RATE_PER_S = 20
+LABEL_WIDTH = {"description_width": "initial"}
 MAX_BLOCK_MS = 5_000
 
 
 class ProducerPanel(w.VBox):  # type: ignore[misc]
     def __init__(self, bootstrap_servers: str, topic: str = "") -> None:
         self.bootstrap_servers = bootstrap_servers
-        self.topic = w.Text(topic, description="topic", layout=w.Layout(width="220px"))
-        self.acks = w.Dropdown(options=["all", "1", "0"], value="all", description="acks")
-        self.retries = w.BoundedIntText(3, min=0, max=1000, description="retries")
-        self.idempotence = w.Checkbox(False, description="enable_idempotence")
-        self.count = w.BoundedIntText(10, min=1, max=100_000, description="N")
+        self.topic = w.Dropdown(
+            options=[topic] if topic else [], description="topic", style=LABEL_WIDTH
+        )
+        self.acks = w.Dropdown(
+            options=["all", "1", "0"], value="all", description="acks", style=LABEL_WIDTH
+        )
+        self.retries = w.BoundedIntText(
+            3, min=0, max=1000, description="retries", style=LABEL_WIDTH
+        )
+        self.idempotence = w.Checkbox(False, description="enable_idempotence", indent=False)
+        self.count = w.BoundedIntText(10, min=1, max=100_000, description="N", style=LABEL_WIDTH)
         self.produce = w.Button(description="produce N")
         self.continuous = w.ToggleButton(False, description="produce continuously")
         self.counts = w.HTML()
@@ -51,6 +58,13 @@ class ProducerPanel(w.VBox):  # type: ignore[misc]
             ]
         )
         self.show_counts()
+
+    def show_topics(self, topics: list[str]) -> None:
+        """At each refresh: the cluster's topics to choose from (the first by default)."""
+        if list(self.topic.options) != topics:
+            current = self.topic.value
+            self.topic.options = topics
+            self.topic.value = current if current in topics else (topics[0] if topics else None)
 
     def settings(self) -> dict[str, Any]:
         acks: int | str = self.acks.value if self.acks.value == "all" else int(self.acks.value)

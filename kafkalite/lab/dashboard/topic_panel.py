@@ -24,20 +24,25 @@ from confluent_kafka.admin import (
 )
 
 ADMIN_TIMEOUT_S = 10.0
+LABEL_WIDTH = {"description_width": "initial"}
 SETTINGS = ("min.insync.replicas", "unclean.leader.election.enable")
 
 
 class TopicPanel(w.VBox):  # type: ignore[misc]
     def __init__(self, bootstrap_servers: str) -> None:
         self._admin = AdminClient({"bootstrap.servers": bootstrap_servers, "log_level": 0})
-        self.topic = w.Dropdown(options=[], description="topic")
+        self.topic = w.Dropdown(options=[], description="topic", style=LABEL_WIDTH)
         self.rf = w.HTML()
-        self.min_isr = w.BoundedIntText(1, min=1, max=16, description="min.insync")
-        self.unclean = w.Checkbox(False, description="unclean.leader.election.enable")
+        self.min_isr = w.BoundedIntText(
+            1, min=1, max=16, description="min.insync", style=LABEL_WIDTH
+        )
+        self.unclean = w.Checkbox(False, description="unclean.leader.election.enable", indent=False)
         self.apply = w.Button(description="apply")
         self.new_name = w.Text("", placeholder="new topic", layout=w.Layout(width="140px"))
-        self.new_partitions = w.BoundedIntText(1, min=1, max=64, description="partitions")
-        self.new_rf = w.BoundedIntText(3, min=1, max=16, description="RF")
+        self.new_partitions = w.BoundedIntText(
+            1, min=1, max=64, description="partitions", style=LABEL_WIDTH
+        )
+        self.new_rf = w.BoundedIntText(3, min=1, max=16, description="RF", style=LABEL_WIDTH)
         self.create = w.Button(description="create topic")
         self.message = w.HTML()
         self.apply.add_class("kl-topic-apply")
@@ -61,7 +66,9 @@ class TopicPanel(w.VBox):  # type: ignore[misc]
         self._replication = replication
         names = sorted(replication)
         if list(self.topic.options) != names:
+            current = self.topic.value
             self.topic.options = names
+            self.topic.value = current if current in names else (names[0] if names else None)
         rf = replication.get(self.topic.value or "")
         text = f"replication factor <b>{rf}</b>" if rf is not None else ""
         if self.rf.value != text:

@@ -1,0 +1,175 @@
+"""The dashboard in a real browser: JupyterLab in headless Chromium (Debian's package,
+driven by Playwright), a notebook run from the Run menu against a fresh three-broker
+cluster, a click on kill in the leader's card, and the new leader in the rendered page.
+
+The notebook is lab 04 (leader failover) when it has a dashboard cell; otherwise a small
+one made here that does what lab 04's first cells do. The screenshots are kept in
+``test-artifacts/browser/`` (``KAFKALITE_ARTIFACTS`` changes where).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from kafkalite.cluster import Cluster
+from kafkalite.lab import jupyter
+from tests.support.ports import free_base_port
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = Path(os.environ.get("KAFKALITE_ARTIFACTS", REPO / "test-artifacts")) / "browser"
+NOTEBOOK = "dashboard-failover.ipynb"
+UI_TIMEOUT_MS = 90_000
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+if not CHROMIUM.exists():
+    pytest.skip(
+        "Debian's chromium is not installed (scripts/install-system-deps.sh installs it)",
+        allow_module_level=True,
+    )
+
+
+def failover_notebook() -> nbformat.NotebookNode:
+    """What lab 04 starts with: connect, a replicated topic, acknowledged writes, the
+    dashboard."""
+    cells = [
+        "import kafkalite.lab\nlab = kafkalite.lab.connect()",
+        'lab.create_topic("orders", 1, 3, {"min.insync.replicas": "2"})\n'
+        'producer = lab.producer(acks="all")\n'
+        'for i in range(12):\n    producer.send("orders", f"order-{i}".encode())\n'
+        "producer.flush(30)",
+        "lab.dashboard()",
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    return nb
+
+
+def lab04_with_dashboard() -> Path | None:
+    for path in sorted((REPO / "labs").glob("04-*.ipynb")):
+        if "dashboard()" in path.read_text():
+            return path
+    return None
+
+
+@pytest.fixture
+def jupyterlab(
+    make_cluster3: Callable[..., Cluster], tmp_path: Path
+) -> Iterator[tuple[jupyter.JupyterServer, str]]:
+    cluster = make_cluster3()
+    labs = tmp_path / "labs"
+    labs.mkdir()
+    lab04 = lab04_with_dashboard()
+    if lab04 is not None:
+        shutil.copy(lab04, labs / lab04.name)
+        name = lab04.name
+    else:
+        nbformat.write(failover_notebook(), labs / NOTEBOOK)
+        name = NOTEBOOK
+    port = free_base_port(1)
+    server, _ = jupyter.start(Path(cluster.spec.root), labs, port=port)
+    try:
+        yield server, name
+    finally:
+        jupyter.stop(Path(cluster.spec.root))
+
+
+def leader_of(page: object, topic: str = "orders") -> str | None:
+    locator = page.locator(f'.kl-live .kl-partition[data-topic="{topic}"]').first  # type: ignore[attr-defined]
+    if locator.count() == 0:
+        return None
+    leader: str | None = locator.get_attribute("data-leader")
+    return leader
+
+
+def run_all_cells(page: Any) -> None:
+    """Run ▸ Run All Cells once the kernel is connected and idle (clicked earlier, the
+    request is dropped), and see the first cell start."""
+    page.get_by_text("Python 3 (ipykernel) | Idle").wait_for()
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.jp-InputPrompt')]"
+        ".some(p => /\\[(\\*|\\d+)\\]/.test(p.textContent))"
+    )
+
+
+def test_kill_the_leader_from_its_card_and_see_the_new_leader(jupyterlab) -> None:
+    server, notebook = jupyterlab
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    profile = ARTIFACTS.parent / ".chromium-profile"
+    shutil.rmtree(profile, ignore_errors=True)
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch_persistent_context(
+            str(profile),
+            executable_path=str(CHROMIUM),
+            args=CHROMIUM_FLAGS,
+            headless=True,
+            viewport={"width": 1400, "height": 1000},
+        )
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(UI_TIMEOUT_MS)
+            page.goto(f"{server.base_url}/lab/tree/{notebook}?token={server.token}")
+            page.locator(".jp-Notebook").first.wait_for()
+            run_all_cells(page)
+
+            page.locator(".kl-card").first.wait_for()
+            page.wait_for_function(
+                "() => document.querySelector('.kl-live .kl-partition[data-topic=\"orders\"]')"
+                " && document.querySelectorAll('.kl-live .kl-cell').length >= 12",
+                timeout=UI_TIMEOUT_MS,
+            )
+            news = page.locator(".jp-toast-button", has_text="No")  # JupyterLab's news toast
+            if news.count():
+                news.first.click()
+            leader = leader_of(page)
+            assert leader not in (None, "None")
+            page.screenshot(path=str(ARTIFACTS / "dashboard-before-kill.png"), full_page=True)
+
+            page.locator(f".kl-card-{leader} button.kl-verb-kill").click()
+            page.wait_for_function(
+                "(old) => { const p = document.querySelector("
+                "'.kl-live .kl-partition[data-topic=\"orders\"]');"
+                " return p && !['None', old].includes(p.dataset.leader); }",
+                arg=leader,
+                timeout=UI_TIMEOUT_MS,
+            )
+            new_leader = leader_of(page)
+            # the killed broker's card is greyed: it reads dead and offers only start
+            card = page.locator(f".kl-card-{leader}")
+            card.locator(".kl-broker[data-state='dead']").wait_for()
+            card.locator("button.kl-verb-start:not([disabled])").wait_for()
+            assert card.locator("button:not([disabled])").all_inner_texts() == ["start"]
+            page.screenshot(path=str(ARTIFACTS / "dashboard-after-kill.png"), full_page=True)
+            # the widget alone: what docs/dashboard.png in the README shows
+            page.locator(".kl-dashboard").first.screenshot(path=str(ARTIFACTS / "dashboard.png"))
+        except Exception:
+            page.screenshot(path=str(ARTIFACTS / "dashboard-failure.png"), full_page=True)
+            raise
+        finally:
+            browser.close()
+    assert new_leader not in (None, "None", leader)
