@@ -1,6 +1,6 @@
 """Every benchmark, one after the other (``make bench``)."""
 
-from bench import failover, latency, replication, startup, throughput
+from bench import dashboard, failover, latency, replication, startup, throughput
 
 if __name__ == "__main__":
     throughput.main()
@@ -8,3 +8,4 @@ if __name__ == "__main__":
     replication.main()
     failover.main()
     startup.main()
+    dashboard.main()

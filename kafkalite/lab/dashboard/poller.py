@@ -40,6 +40,8 @@ class Poller:
         self.groups = groups
         self.events = cluster.event_stream(timeout_s)
         self.last_error: str | None = None
+        self.refreshes = 0
+        """How many refreshes completed since the poller was made."""
         self.refresh_times: deque[float] = deque(maxlen=120)
         """Monotonic end times of the latest refreshes (for ``refresh_rate``)."""
         self._lock = threading.Lock()  # one refresh at a time: the model is not shared
@@ -55,6 +57,7 @@ class Poller:
             offsets = self.groups.latest() if self.groups is not None else None
             state = self.model.update(snapshot, events, int(time.time() * 1000), offsets)
             self.refresh_times.append(time.monotonic())
+            self.refreshes += 1
         self.on_state(state)
         return state
 
