@@ -1,0 +1,112 @@
+"""The dashboard against a real three-broker cluster, without a browser: its buttons run
+the real fault verbs off the caller's thread, a paused broker does not stop the refresh,
+the producer panel's kafka-python producer and the topic panel's admin client really
+write and configure, committed group offsets appear, and the event stream follows a
+restarted broker."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pytest
+from confluent_kafka.admin import AdminClient, ConfigResource
+from kafka import KafkaConsumer
+
+from kafkalite.cluster import Cluster
+from kafkalite.lab.dashboard import Dashboard
+from tests.support.topics import create_topic
+from tests.support.waiting import wait_for
+
+pytestmark = [pytest.mark.labs, pytest.mark.slow]
+
+
+def test_buttons_panels_and_a_paused_broker(make_cluster3: Callable[..., Cluster]) -> None:
+    cluster = make_cluster3()
+    create_topic(cluster.bootstrap_servers, "orders", 1, 3)
+    dashboard = Dashboard(cluster)
+    try:
+        # producer panel: 20 idempotent acks=all sends, all acknowledged
+        panel = dashboard.producer
+        wait_for(lambda: panel.topic.value == "orders", what="the producer panel's topic")
+        panel.idempotence.value = True
+        panel.count.value = 20
+        panel.produce.click()
+        wait_for(lambda: panel.acked == 20, timeout_s=60, what="20 acknowledged sends")
+        assert panel.failed == 0
+        wait_for(
+            lambda: all(
+                r.log_end_offset == 20 for r in dashboard.state.partition("orders", 0).replicas
+            ),
+            what="every replica at offset 20",
+        )
+
+        # topic panel: min.insync.replicas through IncrementalAlterConfigs
+        topics = dashboard.topics
+        wait_for(lambda: topics.topic.value == "orders", what="the topic panel's topic")
+        topics.min_isr.value = 3
+        topics.apply.click()
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+        resource = ConfigResource(ConfigResource.Type.TOPIC, "orders")
+
+        def min_isr() -> bool:
+            configs = admin.describe_configs([resource])[resource].result(timeout=10)
+            return configs["min.insync.replicas"].value == "3"
+
+        wait_for(min_isr, what="min.insync.replicas=3")
+
+        # pause a follower from its card: the refresh goes on, the card says paused
+        leader = dashboard.state.partition("orders", 0).leader
+        follower = next(b for b in (1, 2, 3) if b != leader)
+        dashboard.cards[follower].buttons["pause"].click()
+        wait_for(lambda: dashboard.state.broker(follower).state == "paused", what="paused")
+        assert dashboard.cards[follower].buttons["resume"].disabled is False
+        assert dashboard.cards[follower].buttons["kill"].disabled is False
+        assert dashboard.cards[follower].buttons["stop"].disabled is True
+        counted = dashboard.poller.refreshes
+        started = time.monotonic()
+        wait_for(lambda: dashboard.poller.refreshes >= counted + 4, what="4 more refreshes")
+        # four refreshes, each bounded by its 1 s timeout and not by the paused broker
+        assert time.monotonic() - started < 15
+        assert dashboard.poller.last_error is None
+        dashboard.cards[follower].buttons["resume"].click()
+        wait_for(lambda: dashboard.state.broker(follower).state == "running", what="resumed")
+
+        # a consumer group's committed offset becomes a marker on the partition
+        consumer = KafkaConsumer(
+            "orders",
+            bootstrap_servers=cluster.bootstrap_servers,
+            group_id="billing",
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+        )
+        try:
+            wait_for(lambda: consumer.poll(timeout_ms=500), what="records for the consumer")
+            consumer.commit()
+        finally:
+            consumer.close()
+        wait_for(
+            lambda: any(
+                g.group == "billing" for g in dashboard.state.partition("orders", 0).groups
+            ),
+            timeout_s=30,
+            what="the group's committed offset on the dashboard",
+        )
+    finally:
+        dashboard.close()
+
+
+def test_event_stream_follows_a_restarted_broker(make_cluster3: Callable[..., Cluster]) -> None:
+    cluster = make_cluster3()
+    stream = cluster.event_stream()
+    wait_for(lambda: stream.poll(cluster.broker_states()), what="the buffered history")
+    assert stream.poll(cluster.broker_states()) == []  # nothing twice
+    cluster.restart(3)
+
+    def started_again() -> bool:
+        events = stream.poll(cluster.broker_states())
+        return any(e["type"] == "broker_started" and e["broker"] == 3 for e in events)
+
+    # the new process numbers its events from 1 again: without started_ms the stream's
+    # old cursor would skip them
+    wait_for(started_again, what="broker 3's broker_started from its new process")
