@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from kafkalite.controller.raft_quorum import NotControllerError
@@ -29,11 +30,16 @@ TopicPartition = tuple[str, int]
 ISR_CHECK_INTERVAL_S = 0.1
 
 
-def proposed_isr(partition: Partition, now_ms: int, lag_max_ms: int) -> tuple[int, ...]:
-    """The ISR the leader would like, in replica order (the leader always stays)."""
+def proposed_isr(
+    partition: Partition, now_ms: int, lag_max_ms: int, eligible: Callable[[int], bool]
+) -> tuple[int, ...]:
+    """The ISR the leader would like, in replica order (the leader always stays). Only
+    ``eligible`` (live, unfenced) brokers may join (Kafka's ``isReplicaIsrEligible``): a
+    follower that died caught up still looks caught up, and the controller would refuse
+    it again and again."""
     others = [r for r in partition.isr if r != partition.local_broker_id]
     leaving = set(out_of_sync_replicas(others, partition.followers, now_ms, lag_max_ms))
-    joining = set(caught_up_replicas(partition.isr, partition.followers))
+    joining = {r for r in caught_up_replicas(partition.isr, partition.followers) if eligible(r)}
     members = (set(partition.isr) - leaving) | joining | {partition.local_broker_id}
     return tuple(r for r in partition.replicas if r in members)
 
@@ -64,7 +70,9 @@ class IsrManager:
             for key, partition in list(self.broker.replica_manager.partitions.items()):
                 if not partition.is_leader or key in self._in_flight:
                     continue
-                wanted = proposed_isr(partition, now, lag_max_ms)
+                wanted = proposed_isr(
+                    partition, now, lag_max_ms, self.broker.replica_manager.is_broker_alive
+                )
                 if wanted != partition.isr:
                     self._in_flight.add(key)
                     task = asyncio.create_task(self._propose(key, partition, wanted))

@@ -399,7 +399,7 @@ class ReplicaManager:
             partition = self.partitions.get(key)
             if partition is None or not partition.is_leader:
                 return -1
-            return partition.low_watermark(self._is_alive)
+            return partition.low_watermark(self.is_broker_alive)
 
         done = await self.delete_records_waiters.wait_until(
             [key], lambda: low_watermark() >= offset, timeout_s
@@ -412,7 +412,7 @@ class ReplicaManager:
             return ErrorCode.not_leader_or_follower, -1
         return ErrorCode.request_timed_out, low
 
-    def _is_alive(self, broker_id: int) -> bool:
+    def is_broker_alive(self, broker_id: int) -> bool:
         """Registered and unfenced: a fenced broker leads nothing and holds up nothing."""
         registration = self.image.brokers.get(broker_id)
         return registration is not None and not registration.fenced

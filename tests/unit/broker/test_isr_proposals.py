@@ -1,0 +1,28 @@
+"""What ISR the leader proposes: a follower that died caught up must not be proposed back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kafkalite.broker.isr_manager import proposed_isr
+from kafkalite.protocol.records import Record, build_batch
+from kafkalite.replication.partition import Partition
+from kafkalite.storage.config import LogConfig
+from kafkalite.storage.log import Log
+
+pytestmark = pytest.mark.unit
+
+
+def test_only_live_brokers_may_rejoin_the_isr(tmp_path: Path) -> None:
+    p = Partition("t", 0, Log.open(tmp_path / "t-0", LogConfig(), lambda: 0), 1)
+    p.make_leader(leader_epoch=1, partition_epoch=0, replicas=(1, 2, 3), isr=(1, 2, 3), now_ms=0)
+    p.append_records_to_leader(build_batch([Record(None, b"v", 0)]), -1, 1)
+    for follower in (2, 3):
+        p.update_follower_fetch(follower, 1, now_ms=10)
+    # the controller fenced broker 2 (it died) and took it out of the ISR
+    p.make_leader(leader_epoch=1, partition_epoch=1, replicas=(1, 2, 3), isr=(1, 3), now_ms=10)
+    assert p.followers[2].reached_high_watermark  # what its last fetch showed
+    assert proposed_isr(p, 20, 30_000, eligible=lambda b: b != 2) == (1, 3)
+    assert proposed_isr(p, 20, 30_000, eligible=lambda b: True) == (1, 2, 3)
