@@ -62,6 +62,11 @@ class UnsupportedMagicError(InvalidBatchError):
     """A batch with magic 0 or 1: Kafka-Lite stores only v2 batches."""
 
 
+class MoreThanOneBatchError(InvalidBatchError):
+    """A Produce request (v3+) with more than one batch for a partition (Kafka:
+    INVALID_RECORD): idempotence is checked per batch, so Kafka allows exactly one."""
+
+
 @dataclass(frozen=True, slots=True)
 class RecordBatchHeader:
     """The 61 header bytes of one batch, decoded. Records stay opaque."""
@@ -169,17 +174,21 @@ def iter_batches(buf: bytes | memoryview) -> Iterator[tuple[int, RecordBatchHead
         pos += header.size_in_bytes
 
 
-def split_produced(records: bytes) -> list[RecordBatchHeader]:
-    """Validate every batch of a produce request's ``records``; all must be whole and intact."""
-    headers: list[RecordBatchHeader] = []
-    pos = 0
-    while pos < len(records):
-        header = validate_batch(records, pos)
-        headers.append(header)
-        pos += header.size_in_bytes
-    if not headers:
+def validate_produced(records: bytes) -> RecordBatchHeader:
+    """The one batch a Produce request (v3+) carries for a partition, whole and intact.
+
+    As Kafka's ``ProduceRequest.validateRecords``, the number of batches is checked before
+    their contents: more than one is ``MoreThanOneBatchError`` even if one is corrupt.
+    """
+    if not records:
         raise InvalidBatchError("produce request carries no record batch")
-    return headers
+    header = parse_header(records, 0)
+    if len(records) > header.size_in_bytes:
+        raise MoreThanOneBatchError(
+            "Produce requests v3+ may carry exactly one record batch per partition; "
+            f"this one has {len(records) - header.size_in_bytes} bytes after the first"
+        )
+    return validate_batch(records, 0)
 
 
 def stamp(batch: bytearray, pos: int, base_offset: int, partition_leader_epoch: int) -> None:

@@ -26,12 +26,13 @@ from pathlib import Path
 from kafkalite.protocol.control_records import TransactionMarker, read_marker
 from kafkalite.protocol.record_batch import (
     InvalidBatchError,
+    MoreThanOneBatchError,
     RecordBatchHeader,
     iter_batches,
     parse_header,
-    split_produced,
     stamp,
     validate_batch,
+    validate_produced,
 )
 from kafkalite.protocol.records import Record, decode_records
 from kafkalite.storage.checkpoint import write_atomically
@@ -188,50 +189,40 @@ class Log:
     def append_as_leader(
         self, records: bytes, leader_epoch: int, origin: AppendOrigin = AppendOrigin.CLIENT
     ) -> AppendInfo:
-        """Validate every batch first, then write all of them (all or nothing).
+        """Validate the one batch produced for this partition, then write it (or nothing).
 
         Only a coordinator (``origin``) may write control batches: transaction markers,
         checked against the producer's and the coordinator's epochs."""
         try:
-            headers = split_produced(records)
+            header = validate_produced(records)
+        except MoreThanOneBatchError as exc:
+            raise InvalidRecordError(str(exc)) from exc
         except InvalidBatchError as exc:
             raise CorruptRecordError(str(exc)) from exc
-        pos = 0
-        for header in headers:
-            if header.size_in_bytes > self.config.max_message_bytes:
-                raise RecordTooLargeError(
-                    f"batch of {header.size_in_bytes} bytes exceeds max.message.bytes "
-                    f"({self.config.max_message_bytes})"
-                )
-            if header.is_control:
-                self._check_control_batch(records, pos, header, origin)
-            pos += header.size_in_bytes
-        if len(headers) == 1:
-            duplicate = self.producer_state.check(headers[0], origin)
-            if duplicate is not None:
-                return AppendInfo(
-                    duplicate.first_offset,
-                    duplicate.last_offset,
-                    -1,
-                    self.log_start_offset,
-                    duplicate_of=duplicate.first_offset,
-                )
-        else:
-            for header in headers:
-                self.producer_state.check(header, origin)
+        if header.size_in_bytes > self.config.max_message_bytes:
+            raise RecordTooLargeError(
+                f"batch of {header.size_in_bytes} bytes exceeds max.message.bytes "
+                f"({self.config.max_message_bytes})"
+            )
+        if header.is_control:
+            self._check_control_batch(records, 0, header, origin)
+        duplicate = self.producer_state.check(header, origin)
+        if duplicate is not None:
+            return AppendInfo(
+                duplicate.first_offset,
+                duplicate.last_offset,
+                -1,
+                self.log_start_offset,
+                duplicate_of=duplicate.first_offset,
+            )
         self.leader_epoch_cache.assign(leader_epoch, self.log_end_offset)
-        data = bytearray(records)
         first = self.log_end_offset
-        pos = 0
-        next_offset = first
-        for header in headers:
-            stamp(data, pos, next_offset, leader_epoch)
-            pos += header.size_in_bytes
-            next_offset += header.records_count
+        data = bytearray(records)
+        stamp(data, 0, first, leader_epoch)
         self._append_stamped(bytes(data))
         return AppendInfo(
             first,
-            next_offset - 1,
+            first + header.records_count - 1,
             self.now_ms() if self.config.log_append_time else -1,
             self.log_start_offset,
         )

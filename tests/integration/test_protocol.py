@@ -118,10 +118,31 @@ def test_corrupt_batch_gets_corrupt_message_and_nothing_is_written(
         good = build_batch([Record(None, b"good", 0)])
         bad = bytearray(build_batch([Record(None, b"evil", 0)]))
         bad[-1] ^= 0x55
-        response = conn.request(produce_request(topic, good + bytes(bad), acks=1))
+        response = conn.request(produce_request(topic, bytes(bad), acks=1))
         assert response.responses[0].partition_responses[0].error_code == 2  # CORRUPT_MESSAGE
         response = conn.request(produce_request(topic, good, acks=1))
         assert response.responses[0].partition_responses[0].base_offset == 0
+
+
+def test_two_batches_for_one_partition_are_invalid_record_and_never_duplicated(
+    bootstrap: str, topic: str
+) -> None:
+    """Kafka allows one batch per partition from Produce v3 on. Two batches of an
+    idempotent producer, sent again as a retry, were appended twice (and a third, later
+    batch could be refused OUT_OF_ORDER_SEQUENCE_NUMBER)."""
+    with RawConnection(bootstrap) as conn:
+        create_topic(conn, topic)
+        first = build_batch(
+            [Record(None, b"a", 0)], producer_id=1, producer_epoch=0, base_sequence=0
+        )
+        second = build_batch(
+            [Record(None, b"b", 0)], producer_id=1, producer_epoch=0, base_sequence=1
+        )
+        for _ in range(2):
+            response = conn.request(produce_request(topic, first + second, acks=1))
+            assert response.responses[0].partition_responses[0].error_code == 87  # INVALID_RECORD
+        response = conn.request(produce_request(topic, build_batch([Record(None, b"c", 0)]), 1))
+        assert response.responses[0].partition_responses[0].base_offset == 0  # nothing before
 
 
 def test_oversized_frame_closes_only_that_connection(bootstrap: str) -> None:

@@ -9,11 +9,12 @@ from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchB
 
 from kafkalite.protocol.record_batch import (
     InvalidBatchError,
+    MoreThanOneBatchError,
     iter_batches,
     parse_header,
-    split_produced,
     stamp,
     validate_batch,
+    validate_produced,
 )
 from kafkalite.protocol.records import Record, build_batch, decode_records
 
@@ -81,13 +82,19 @@ def test_corrupt_crc_is_rejected() -> None:
 def test_truncated_batch_is_rejected() -> None:
     batch = kafka_python_batch([b"payload" * 10])
     with pytest.raises(InvalidBatchError):
-        split_produced(batch[:-3])
+        validate_produced(batch[:-3])
 
 
-def test_split_produced_returns_every_batch() -> None:
+def test_a_produced_partition_carries_exactly_one_batch() -> None:
+    """Kafka's ProduceRequest v3+ rule, checked before the batches' contents."""
     a = kafka_python_batch([b"1", b"2"])
-    b = kafka_python_batch([b"3"])
-    assert [h.records_count for h in split_produced(a + b)] == [2, 1]
+    b = bytearray(kafka_python_batch([b"3"]))
+    assert validate_produced(a).records_count == 2
+    with pytest.raises(MoreThanOneBatchError):
+        validate_produced(a + bytes(b))
+    b[-1] ^= 0xFF  # corrupt the second: still "more than one batch"
+    with pytest.raises(MoreThanOneBatchError):
+        validate_produced(a + bytes(b))
 
 
 def test_iter_batches_stops_at_a_partial_tail() -> None:
@@ -126,7 +133,7 @@ def test_records_round_trip(pairs: list[tuple[bytes | None, bytes | None]]) -> N
 @given(st.binary(max_size=200))
 def test_garbage_never_validates_silently(data: bytes) -> None:
     try:
-        headers = split_produced(data)
+        header = validate_produced(data)
     except InvalidBatchError:
         return
-    assert sum(h.size_in_bytes for h in headers) == len(data)
+    assert header.size_in_bytes == len(data)

@@ -12,6 +12,7 @@ from kafkalite.protocol.records import Record, build_batch, decode_records
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.errors import (
     CorruptRecordError,
+    InvalidRecordError,
     OffsetOutOfRangeError,
     OutOfOrderSequenceError,
     RecordTooLargeError,
@@ -74,10 +75,24 @@ def test_corrupt_batch_writes_nothing(tmp_path: Path) -> None:
     bad = bytearray(batch(b"x"))
     bad[-1] ^= 1
     with pytest.raises(CorruptRecordError):
-        log.append_as_leader(batch(b"ok") + bytes(bad), 0)
+        log.append_as_leader(bytes(bad), 0)
     assert log.log_end_offset == 0
     with pytest.raises(RecordTooLargeError):
         open_log(tmp_path / "u-0", max_message_bytes=100).append_as_leader(batch(b"x" * 200), 0)
+
+
+def test_more_than_one_batch_is_invalid_record_and_writes_nothing(tmp_path: Path) -> None:
+    """Kafka's Produce v3+ rule. Two batches of one idempotent producer, retried after a
+    lost acknowledgement, used to be appended again (only single batches were checked
+    as duplicates)."""
+    log = open_log(tmp_path / "t-0")
+    first = batch(b"a", producer_id=7, producer_epoch=0, base_sequence=0)
+    second = batch(b"b", producer_id=7, producer_epoch=0, base_sequence=1)
+    with pytest.raises(InvalidRecordError):
+        log.append_as_leader(first + second, 0)
+    with pytest.raises(InvalidRecordError):
+        log.append_as_leader(first + second, 0)
+    assert log.log_end_offset == 0
 
 
 def test_segments_roll_and_lookups_cross_them(tmp_path: Path) -> None:
