@@ -60,6 +60,15 @@ class FaultState:
     def blocked(self, link: Link) -> bool:
         return link.src in self.isolated or link.dst in self.isolated
 
+    def heal(self, broker_id: int | None) -> None:
+        """Undo isolate and slow for one broker (None: every broker)."""
+        if broker_id is None:
+            self.isolated.clear()
+            self.slow_ms.clear()
+        else:
+            self.isolated.discard(broker_id)
+            self.slow_ms.pop(broker_id, None)
+
     def delay_ms(self, link: Link) -> int:
         """Only the slow broker's own fetching is delayed, not the quorum."""
         return self.slow_ms.get(link.src, 0) if link.kind == "replication" else 0
@@ -106,15 +115,18 @@ def load_faults(root: Path) -> FaultState:
 class LinkProxy:
     """Forwards one directed link, obeying the current fault state on every chunk."""
 
-    def __init__(self, link: Link, state: Callable[[], FaultState]) -> None:
+    def __init__(
+        self, link: Link, state: Callable[[], FaultState], host: str = "127.0.0.1"
+    ) -> None:
         self.link = link
         self.state = state
+        self.host = host
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(
-            self._accept, "127.0.0.1", self.link.listen_port, reuse_address=True
+            self._accept, self.host, self.link.listen_port, reuse_address=True
         )
 
     async def stop(self) -> None:
@@ -213,10 +225,12 @@ class FaultFile:
             pass
 
 
-async def serve_links(root: Path, poll_interval_s: float = 0.05) -> None:
+async def serve_links(root: Path, poll_interval_s: float = 0.05, host: str = "127.0.0.1") -> None:
+    """Serve every link of ``links.json`` on ``host`` (a container's proxies listen on
+    every interface: the brokers reach them over the course network)."""
     faults = FaultFile(root)
     faults.refresh()
-    proxies = [LinkProxy(link, lambda: faults.current) for link in load_links(root)]
+    proxies = [LinkProxy(link, lambda: faults.current, host) for link in load_links(root)]
     for proxy in proxies:
         await proxy.start()
     try:
@@ -231,11 +245,12 @@ async def serve_links(root: Path, poll_interval_s: float = 0.05) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kafkalite.cluster.faults")
     parser.add_argument("--dir", required=True)
+    parser.add_argument("--host", default="127.0.0.1", help="address the proxies listen on")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
 
     async def run() -> None:
-        task = asyncio.create_task(serve_links(Path(args.dir)))
+        task = asyncio.create_task(serve_links(Path(args.dir), host=args.host))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, task.cancel)

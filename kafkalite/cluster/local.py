@@ -142,16 +142,8 @@ class LocalProcessBackend:
         self._update_faults(spec, lambda s: s.isolated.add(broker_id))
 
     def heal(self, spec: ClusterSpec, broker_id: int | None) -> None:
-        def heal(state: FaultState) -> None:
-            if broker_id is None:
-                state.isolated.clear()
-                state.slow_ms.clear()
-            else:
-                state.isolated.discard(broker_id)
-                state.slow_ms.pop(broker_id, None)
-
         if spec.links():
-            self._update_faults(spec, heal)
+            self._update_faults(spec, lambda s: s.heal(broker_id))
 
     def slow(self, spec: ClusterSpec, broker_id: int, delay_ms: int) -> None:
         self._update_faults(spec, lambda s: s.slow_ms.__setitem__(broker_id, delay_ms))

@@ -52,6 +52,7 @@ class ClusterSpec:
     cluster_id: str = field(default_factory=lambda: uuid.uuid4().hex[:22])
     link_base_port: int = 0  # first port of the fault layer's link proxies (0: none)
     links_pid: int | None = None
+    links_host: str = "127.0.0.1"  # where brokers reach the link proxies
 
     @classmethod
     def build(
@@ -106,7 +107,7 @@ class ClusterSpec:
     def _peer_endpoints(self, broker_id: int, kind: str) -> str:
         """``id@host:port`` of every other broker as ``broker_id`` reaches it."""
         return ",".join(
-            f"{k.dst}@127.0.0.1:{k.listen_port}"
+            f"{k.dst}@{self.links_host}:{k.listen_port}"
             for k in self.links()
             if k.src == broker_id and k.kind == kind
         )
@@ -152,6 +153,7 @@ class ClusterSpec:
                 raw["cluster_id"],
                 raw["link_base_port"],
                 raw["links_pid"],
+                raw.get("links_host", "127.0.0.1"),
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise ClusterError(

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# A Docker engine of the project's own, for machines where none runs (this project's CI
+# machines: only the client is installed). Debian's dockerd with its own socket, state
+# and containerd namespace, so it never meets another engine on the machine; its data root
+# is outside every clone, so the base image and the build cache survive between runs and
+# are shared by every clone.
+#
+#   scripts/docker-engine.sh start   # prints the DOCKER_HOST to use; starts dockerd if needed
+#   scripts/docker-engine.sh stop    # stops the engine this script started
+#
+# Needs root (dockerd does); scripts/install-docker-engine.sh installs it.
+set -euo pipefail
+ROOT=${KAFKALITE_DOCKER_ROOT:-/var/lib/kafkalite-docker}
+RUN=${KAFKALITE_DOCKER_RUN:-/run/kafkalite-docker}
+SOCKET="$RUN/docker.sock"
+HOST="unix://$SOCKET"
+
+answers() { DOCKER_HOST="$HOST" timeout 10 docker version >/dev/null 2>&1; }
+
+case "${1:-start}" in
+start)
+  if answers; then echo "$HOST"; exit 0; fi
+  command -v dockerd >/dev/null || { echo "dockerd is not installed" >&2; exit 1; }
+  mkdir -p "$ROOT" "$RUN"
+  # overlay2 works on these machines' kernels; DOCKER_STORAGE_DRIVER=vfs is the fallback
+  setsid dockerd \
+    --data-root "$ROOT" --exec-root "$RUN/exec" --pidfile "$RUN/dockerd.pid" \
+    -H "$HOST" --containerd-namespace kafkalite --containerd-plugins-namespace kafkalite-plugins \
+    ${DOCKER_STORAGE_DRIVER:+--storage-driver "$DOCKER_STORAGE_DRIVER"} \
+    >"$RUN/dockerd.log" 2>&1 </dev/null &
+  for _ in $(seq 1 150); do
+    if answers; then echo "$HOST"; exit 0; fi
+    if ! kill -0 $! 2>/dev/null; then break; fi
+    sleep 0.2
+  done
+  echo "dockerd did not start; the end of $RUN/dockerd.log:" >&2
+  tail -n 15 "$RUN/dockerd.log" >&2
+  exit 1
+  ;;
+stop)
+  [ -f "$RUN/dockerd.pid" ] || exit 0
+  pid=$(cat "$RUN/dockerd.pid")
+  kill "$pid" 2>/dev/null || exit 0
+  for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || exit 0; sleep 0.2; done
+  echo "dockerd ($pid) did not stop in 30 s" >&2
+  exit 1
+  ;;
+*)
+  echo "usage: $0 start|stop" >&2
+  exit 2
+  ;;
+esac
