@@ -13,6 +13,7 @@
 ARG BASE_IMAGE=python:3.11-slim-bookworm
 
 FROM ${BASE_IMAGE} AS base
+LABEL org.kafkalite.image=kafkalite
 # Networks that intercept HTTPS: their CA certificates (PEM text, any number) are added to
 # the system store before anything is downloaded, and pip is told to use that store.
 ARG EXTRA_CA_CERTS=""

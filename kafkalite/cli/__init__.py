@@ -18,6 +18,7 @@ from rich.live import Live
 
 from kafkalite.cli.status_view import status_table
 from kafkalite.cluster import Cluster, ClusterError
+from kafkalite.cluster.choice import attach, refuse_up_in_course_stack
 from kafkalite.cluster.spec import parse_configs
 
 DEFAULT_DIR = ".kafkalite"
@@ -78,6 +79,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _up(args: argparse.Namespace) -> int:
+    refuse_up_in_course_stack()
     cluster = Cluster.up(
         Path(args.dir),
         brokers=args.brokers,
@@ -90,7 +92,7 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    cluster = Cluster.attach(Path(args.dir))
+    cluster = attach(Path(args.dir))
     if args.json:
         print(json.dumps(cluster.status(), indent=2))
         return 0
@@ -130,12 +132,12 @@ def _down(args: argparse.Namespace) -> int:
 
     if jupyter.stop(Path(args.dir)):
         print("JupyterLab stopped", file=sys.stderr)
-    Cluster.attach(Path(args.dir)).down()
+    attach(Path(args.dir)).down()
     return 0
 
 
 def _fault(args: argparse.Namespace) -> int:
-    cluster = Cluster.attach(Path(args.dir))
+    cluster = attach(Path(args.dir))
     action: Callable[[int], None] = getattr(cluster, args.command)
     action(args.broker_id)
     print(f"broker {args.broker_id}: {cluster.broker_states()[args.broker_id].value}")
@@ -143,7 +145,7 @@ def _fault(args: argparse.Namespace) -> int:
 
 
 def _network_fault(args: argparse.Namespace) -> int:
-    cluster = Cluster.attach(Path(args.dir))
+    cluster = attach(Path(args.dir))
     if args.command == "isolate":
         cluster.isolate(args.broker_id)
     elif args.command == "slow":

@@ -239,7 +239,7 @@ def _wait_not_running(container: Container, timeout_s: float = 10) -> None:
     raise ClusterError(f"container {container.name} still runs {timeout_s:.0f} s after kill")
 
 
-def attach(root: Path | None = None) -> Cluster:
+def attach_stack(root: Path | None = None) -> Cluster:
     """The course stack as a ``Cluster``, seen from inside it (the lab container) or from
     any shell that reaches its engine and its network."""
     root = root or Path.home() / ".kafkalite-compose"
