@@ -18,8 +18,8 @@ from rich.live import Live
 
 from kafkalite.cli.status_view import status_table
 from kafkalite.cluster import Cluster, ClusterError
-from kafkalite.cluster.choice import attach, refuse_up_in_course_stack
 from kafkalite.cluster.spec import parse_configs
+from kafkalite.lab.connection import attach_cluster, in_course_stack
 
 DEFAULT_DIR = ".kafkalite"
 FAULT_VERBS = ("kill", "stop", "restart", "pause", "resume", "start")
@@ -79,7 +79,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _up(args: argparse.Namespace) -> int:
-    refuse_up_in_course_stack()
+    if in_course_stack():
+        raise ClusterError(
+            "this is the course stack's lab container: its brokers are the broker-1..3 "
+            "containers (`kafkalite status` shows them, `kafkalite start N` starts one)"
+        )
     cluster = Cluster.up(
         Path(args.dir),
         brokers=args.brokers,
@@ -92,7 +96,7 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    cluster = attach(Path(args.dir))
+    cluster = attach_cluster(Path(args.dir))
     if args.json:
         print(json.dumps(cluster.status(), indent=2))
         return 0
@@ -132,12 +136,12 @@ def _down(args: argparse.Namespace) -> int:
 
     if jupyter.stop(Path(args.dir)):
         print("JupyterLab stopped", file=sys.stderr)
-    attach(Path(args.dir)).down()
+    attach_cluster(Path(args.dir)).down()
     return 0
 
 
 def _fault(args: argparse.Namespace) -> int:
-    cluster = attach(Path(args.dir))
+    cluster = attach_cluster(Path(args.dir))
     action: Callable[[int], None] = getattr(cluster, args.command)
     action(args.broker_id)
     print(f"broker {args.broker_id}: {cluster.broker_states()[args.broker_id].value}")
@@ -145,7 +149,7 @@ def _fault(args: argparse.Namespace) -> int:
 
 
 def _network_fault(args: argparse.Namespace) -> int:
-    cluster = attach(Path(args.dir))
+    cluster = attach_cluster(Path(args.dir))
     if args.command == "isolate":
         cluster.isolate(args.broker_id)
     elif args.command == "slow":

@@ -38,8 +38,8 @@ from docker.models.containers import Container
 from kafkalite.cluster.backend import BrokerState
 from kafkalite.cluster.compose import LINKS_DIR, spec_from_environment
 from kafkalite.cluster.faults import FAULTS_FILE, FaultState
+from kafkalite.cluster.introspection_http import fetch_json
 from kafkalite.cluster.spec import BrokerSpec, ClusterError, ClusterSpec
-from kafkalite.cluster.supervisor import Cluster, fetch_json
 
 ROLE_LABEL = "org.kafkalite.role"
 BROKER_ID_LABEL = "org.kafkalite.broker-id"
@@ -239,9 +239,9 @@ def _wait_not_running(container: Container, timeout_s: float = 10) -> None:
     raise ClusterError(f"container {container.name} still runs {timeout_s:.0f} s after kill")
 
 
-def attach_stack(root: Path | None = None) -> Cluster:
-    """The course stack as a ``Cluster``, seen from inside it (the lab container) or from
-    any shell that reaches its engine and its network."""
-    root = root or Path.home() / ".kafkalite-compose"
+def stack_spec() -> ClusterSpec:
+    """The course stack as compose configures it (``compose.py``), kept under the user's
+    home: only fault verbs write it, and never into the labs folder the host shares."""
+    root = Path.home() / ".kafkalite-stack"
     root.mkdir(parents=True, exist_ok=True)
-    return Cluster(spec_from_environment(root), DockerBackend.from_environment())
+    return spec_from_environment(root)

@@ -35,7 +35,28 @@ def cluster_backend() -> ClusterBackend:
     name = os.environ.get(ENV_BACKEND, "local")
     if name == "local":
         return LocalProcessBackend()
-    raise ClusterError(f"unknown {ENV_BACKEND}={name!r} (known: local)")
+    if in_course_stack():
+        from kafkalite.cluster.docker_backend import DockerBackend  # noqa: PLC0415  (loads the SDK)
+
+        return DockerBackend.from_environment()
+    raise ClusterError(f"unknown {ENV_BACKEND}={name!r} (known: local, docker)")
+
+
+def in_course_stack() -> bool:
+    """In the lab container of ``docker-compose.yml`` (it sets ``KAFKALITE_BACKEND=docker``):
+    the brokers are the stack's containers, which compose started and a notebook attaches to."""
+    return os.environ.get(ENV_BACKEND) == "docker"
+
+
+def attach_cluster(root: Path) -> ObservedCluster:
+    """The running cluster, through the chosen backend: the one ``root`` describes, or in the
+    course stack its broker containers (``root`` then plays no part)."""
+    backend = cluster_backend()
+    if in_course_stack():
+        from kafkalite.cluster.docker_backend import stack_spec  # noqa: PLC0415
+
+        return ObservedCluster(stack_spec(), backend)
+    return ObservedCluster.attach(root, backend)
 
 
 def find_cluster_dir(explicit: str | Path | None = None, cwd: Path | None = None) -> Path:
@@ -63,7 +84,10 @@ def open_cluster(
     same cluster id, same settings) if all are down; start a new one if there is none.
 
     Brokers a student stopped on purpose stay stopped: ``Lab.reset()`` brings them back.
+    In the course stack there is nothing to start: the brokers are its containers.
     """
+    if in_course_stack():
+        return attach_cluster(root)
     backend = cluster_backend()
     if (root / SPEC_FILE).exists():
         cluster = ObservedCluster.attach(root, backend)

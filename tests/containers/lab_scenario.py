@@ -24,9 +24,9 @@ from kafka import KafkaProducer
 
 from kafkalite.checker import Ack, check
 from kafkalite.cluster import BrokerState, Cluster
-from kafkalite.cluster.choice import attach
 from kafkalite.cluster.docker_backend import DockerBackend
 from kafkalite.cluster.healthcheck import probe
+from kafkalite.lab.connection import attach_cluster
 from tests.support.waiting import wait_for
 
 TOPIC = "failover"
@@ -178,7 +178,7 @@ def fault_steps(cluster: Cluster, load: Load) -> dict[str, Any]:
 
 
 def main() -> None:
-    cluster = attach(Path(".kafkalite"))  # as `kafkalite status` in the lab's terminal
+    cluster = attach_cluster(Path(".kafkalite"))  # as `kafkalite status` in the terminal
     assert all(s == BrokerState.RUNNING for s in cluster.broker_states().values())
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
     topic = NewTopic(TOPIC, PARTITIONS, 3, config={"min.insync.replicas": "2"})
