@@ -137,10 +137,45 @@ def isolated_leader_truncation(cluster: Cluster) -> list[Step]:
     return rec.steps
 
 
+def transactions(cluster: Cluster) -> list[Step]:
+    """A kafka-python transactional producer: a committed transaction, an aborted one
+    (its records stay in the log, marked aborted), and one left open (the LSO stops at
+    its first offset while the HW moves on)."""
+    rec = Recorder(cluster)
+    create_topic(cluster.bootstrap_servers, TOPIC, 1, 3)
+    producer = KafkaProducer(
+        bootstrap_servers=cluster.bootstrap_servers, transactional_id="dashboard-tx"
+    )
+    try:
+        producer.init_transactions()
+        for outcome in ("commit", "abort", "open"):
+            producer.begin_transaction()
+            for i in range(3):
+                producer.send(TOPIC, f"{outcome}-{i}".encode(), partition=0)
+            producer.flush(20)
+            if outcome == "commit":
+                producer.commit_transaction()
+            elif outcome == "abort":
+                producer.abort_transaction()
+        wait_for(
+            lambda: rec.partition()["open_transactions"]
+            and rec.partition()["aborted_transactions"],
+            what="an open and an aborted transaction",
+        )
+        rec.step("open and aborted")
+        producer.commit_transaction()
+        wait_for(lambda: not rec.partition()["open_transactions"], what="no open transaction")
+        rec.step("all ended")
+    finally:
+        producer.close(timeout=5)
+    return rec.steps
+
+
 SCENARIOS: dict[str, Callable[[Cluster], list[Step]]] = {
     "kill_leader": kill_leader,
     "pause_follower": pause_follower,
     "isolated_leader_truncation": isolated_leader_truncation,
+    "transactions": transactions,
 }
 
 

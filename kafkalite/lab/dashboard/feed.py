@@ -28,6 +28,9 @@ HIDDEN = frozenset(
         E.METADATA_SNAPSHOT_LOADED,
         E.GROUP_PARTITION_LOADED,
         E.OFFSETS_COMMITTED,
+        E.TXN_PARTITION_LOADED,
+        E.TXN_PREPARE_COMMIT,  # the outcome (committed / aborted) follows at once
+        E.TXN_PREPARE_ABORT,
     }
 )
 
@@ -54,6 +57,17 @@ def _truncated(e: dict[str, Any]) -> str:
         f"{_partition(e)}: broker {e['broker']} truncated {span} "
         f"({e.get('removed', '?')} records) to agree with leader {e.get('leader')}"
     )
+
+
+def _txn(verb: str) -> Callable[[dict[str, Any]], str]:
+    def text(e: dict[str, Any]) -> str:
+        partitions = ", ".join(e.get("partitions") or [])
+        return (
+            f"transaction {e.get('transactional_id')} {verb} (producer {e.get('producer_id')}, "
+            f"epoch {e.get('producer_epoch')})" + (f" on {partitions}" if partitions else "")
+        )
+
+    return text
 
 
 _TEXT: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
@@ -119,13 +133,30 @@ _TEXT: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
             f"for {e.get('client_id')}"
         ),
     ),
+    E.TXN_STARTED: ("txn", _txn("started")),
+    E.TXN_COMMITTED: ("txn", _txn("committed")),
+    E.TXN_ABORTED: ("txn", _txn("aborted")),
+    E.TXN_TIMED_OUT: ("txn", _txn("timed out: the coordinator aborts it")),
+    E.MARKERS_WRITTEN: (
+        "txn",
+        lambda e: (
+            f"{e.get('result')} markers written for transaction "
+            f"{e.get('transactional_id')} on {', '.join(e.get('partitions') or [])}"
+        ),
+    ),
+    E.PRODUCER_FENCED: (
+        "fenced",
+        lambda e: (
+            f"producer fenced: a newer instance of {e.get('transactional_id')} "
+            f"took epoch {e.get('producer_epoch')}"
+        ),
+    ),
     E.RECORDS_DELETED: (
         "other",
         lambda e: f"{_partition(e)}: records deleted, log start {e.get('log_start_offset')}",
     ),
 }
 
-_TXN_PREFIXES = ("txn_", "producer_fenced", "markers_written")
 _ENVELOPE = ("seq", "time_ms", "broker", "type", "replay")
 
 
@@ -141,8 +172,6 @@ def describe(event: dict[str, Any]) -> FeedItem | None:
     if event.get("replay") or kind in HIDDEN:
         return None
     category, text = _TEXT.get(kind, ("other", _generic))
-    if kind not in _TEXT and kind.startswith(_TXN_PREFIXES):
-        category = "txn"
     return FeedItem(int(event["time_ms"]), int(event["broker"]), kind, category, text(event))
 
 

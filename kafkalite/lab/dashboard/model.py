@@ -107,6 +107,8 @@ class DashboardState:
     feed: tuple[FeedItem, ...]
     controller: int | None
     quorum_epoch: int | None
+    transactions: tuple[dict[str, Any], ...] = ()
+    """The coordinators' transactions (``transactional_id``, ``state``, ``partitions``)."""
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON for the browser view (cells as ``[offset, kind, replaced]``)."""
@@ -167,6 +169,7 @@ class DashboardModel:
             feed=tuple(self.feed.items),
             controller=quorum.get("leader"),
             quorum_epoch=quorum.get("epoch"),
+            transactions=tuple(snapshot.get("transactions") or ()),
         )
 
     def _remember_truncations(self, events: list[dict[str, Any]], now_ms: int) -> None:

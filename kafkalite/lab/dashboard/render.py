@@ -169,6 +169,10 @@ def _replica_row(p: PartitionView, r: ReplicaRow) -> str:
 def render_partition(p: PartitionView) -> str:
     leader = f"leader <b>broker {p.leader}</b>" if p.leader is not None else "<b>no leader</b>"
     groups = "".join(f" · group {escape(g.group)} at {g.offset}" for g in p.groups)
+    groups += "".join(
+        f" · open transaction of producer {t.get('producer_id')} from {t.get('first_offset')}"
+        for t in p.open_transactions
+    )
     hidden = (
         f" · offsets {p.log_start_offset}..{p.window_start - 1} not drawn"
         if p.window_start > p.log_start_offset
@@ -199,12 +203,28 @@ def render_legend() -> str:
     return f'<div style="font:11px sans-serif;margin:4px 0">{swatches}</div>'
 
 
+def render_transactions(state: DashboardState) -> str:
+    """Each transactional id the coordinators know, with its state (Ongoing, PrepareCommit,
+    CompleteAbort, ...) and partitions."""
+    if not state.transactions:
+        return ""
+    rows = " · ".join(
+        f'<span class="kl-txn" data-state="{escape(str(t.get("state")))}">'
+        f"<b>{escape(str(t.get('transactional_id')))}</b> {escape(str(t.get('state')))} "
+        f"(producer {t.get('producer_id')}, epoch {t.get('producer_epoch')}"
+        f"{', ' + escape(', '.join(t.get('partitions') or [])) if t.get('partitions') else ''})"
+        "</span>"
+        for t in state.transactions
+    )
+    return f'<div style="font:11px sans-serif;margin-top:6px">transactions: {rows}</div>'
+
+
 def render_strips(state: DashboardState) -> str:
     if not state.partitions:
         body = '<div style="font:12px sans-serif;color:#777">no topics yet</div>'
     else:
         body = "".join(render_partition(p) for p in state.partitions)
-    return f'<div class="kl-strips">{render_legend()}{body}</div>'
+    return f'<div class="kl-strips">{render_legend()}{body}{render_transactions(state)}</div>'
 
 
 def render_feed(state: DashboardState, limit: int = 25) -> str:

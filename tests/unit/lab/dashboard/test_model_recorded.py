@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from kafkalite.lab.dashboard.model import TRUNCATION_VISIBLE_MS, DashboardModel, DashboardState
+from kafkalite.lab.dashboard.render import render_html
 from kafkalite.lab.dashboard.strips import CellKind
 
 pytestmark = pytest.mark.unit
@@ -103,8 +104,32 @@ def test_isolated_leader_acks_1_writes_are_uncommitted_then_truncated() -> None:
 
 def test_recorded_replica_rows_carry_the_contract_fields() -> None:
     """Contract 2: each replica row has leader_epoch, log_start_offset, in_isr and state."""
-    for name in ("kill_leader", "pause_follower", "isolated_leader_truncation"):
-        for step in json.loads((RECORDED / f"{name}.json").read_text()):
+    for path in RECORDED.glob("*.json"):
+        for step in json.loads(path.read_text()):
             for p in step["status"]["partitions"]:
                 for r in p["replicas"]:
                     assert {"leader_epoch", "log_start_offset", "in_isr", "state"} <= set(r)
+
+
+def test_transactions_aborted_open_and_then_committed() -> None:
+    """A committed transaction (offsets 0-2, its marker at 3), an aborted one (4-6, marker
+    7) and one left open (8-10): the LSO waits at 8 while the HW is at 11."""
+    _, (open_, ended), _ = replay("transactions")
+    p = open_.partition("orders", 0)
+    assert (p.high_watermark, p.last_stable_offset) == (11, 8)
+    assert kinds(open_, p.leader) == (  # type: ignore[arg-type]
+        ["committed"] * 4 + ["aborted"] * 4 + ["open_txn"] * 3
+    )
+    assert [t["state"] for t in open_.transactions] == ["Ongoing"]
+    html = render_html(open_)
+    assert 'data-marker="LSO" data-offset="8"' in html
+    assert "open transaction of producer 0 from 8" in html
+    texts = [i.text for i in open_.feed if i.category == "txn"]
+    assert any("transaction dashboard-tx aborted" in t for t in texts)
+    assert any("transaction dashboard-tx committed" in t for t in texts)
+
+    p = ended.partition("orders", 0)
+    assert (p.high_watermark, p.last_stable_offset) == (12, 12)
+    assert kinds(ended, p.leader) == (  # type: ignore[arg-type]
+        ["committed"] * 4 + ["aborted"] * 4 + ["committed"] * 4
+    )

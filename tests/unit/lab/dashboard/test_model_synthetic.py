@@ -175,15 +175,17 @@ def test_feed_words_for_what_the_labs_teach() -> None:
                 replica_id=3,
                 leader_epoch=1,
             ),
-            event(1, "txn_aborted", transactional_id="tx-1", producer_id=7),
+            event(1, "txn_aborted", transactional_id="tx-1", producer_id=7, producer_epoch=0),
+            event(3, "an_event_from_the_future", answer=42),
         )
     ]
-    assert [i.category for i in items if i] == ["unclean", "duplicate", "fenced", "txn"]
+    assert [i.category for i in items if i] == ["unclean", "duplicate", "fenced", "txn", "other"]
     texts = [i.text for i in items if i]
     assert "UNCLEAN election" in texts[0] and "may be lost" in texts[0]
     assert "retry of the batch at offset 17" in texts[1]
     assert "stale Fetch request" in texts[2]
-    assert "transactional_id=tx-1" in texts[3]
+    assert texts[3] == "transaction tx-1 aborted (producer 7, epoch 0)"
+    assert texts[4] == "broker 3: an_event_from_the_future answer=42"  # new types still show
 
 
 def test_text_snapshot_for_logs() -> None:
