@@ -158,8 +158,9 @@ def transactions(cluster: Cluster) -> list[Step]:
             elif outcome == "abort":
                 producer.abort_transaction()
         wait_for(
-            lambda: rec.partition()["open_transactions"]
-            and rec.partition()["aborted_transactions"],
+            lambda: (
+                rec.partition()["open_transactions"] and rec.partition()["aborted_transactions"]
+            ),
             what="an open and an aborted transaction",
         )
         rec.step("open and aborted")
