@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -28,6 +29,7 @@ from kafkalite.lab.faults import ObservedCluster
 from kafkalite.lab.history import History
 from kafkalite.lab.recording import RecordingConsumer, RecordingProducer, read_final_log
 from kafkalite.lab.timeline import build_timeline, plot_timeline
+from kafkalite.lab.watch import offsets_over_time, plot_offsets
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -191,6 +193,41 @@ class Lab:
                     if meta.offset >= 0
                 }
         return committed
+
+    def watch(
+        self,
+        topic: str,
+        partition: int = 0,
+        seconds: float = 5.0,
+        during: Callable[[], object] | None = None,
+        every_s: float = 0.1,
+    ) -> pd.DataFrame:
+        """Sample the partition's replicas every ``every_s`` for ``seconds`` while
+        ``during()`` runs (a function that writes, or breaks something); one row per
+        replica per sample, ``t`` in seconds since the first. ``plot_offsets`` draws it."""
+        samples: list[tuple[float, dict[str, Any]]] = []
+        stop = threading.Event()
+
+        def sample() -> None:
+            while not stop.is_set():
+                samples.append((time.time(), self.cluster.status(timeout_s=1.0)))
+                stop.wait(every_s)
+
+        sampler = threading.Thread(target=sample, name="kafkalite-watch", daemon=True)
+        sampler.start()
+        started = time.monotonic()
+        try:
+            if during is not None:
+                during()
+            time.sleep(max(0.0, seconds - (time.monotonic() - started)))
+        finally:
+            stop.set()
+            sampler.join(5)
+        return offsets_over_time(samples, topic, partition)
+
+    def plot_offsets(self, frame: pd.DataFrame, title: str | None = None) -> Figure:
+        """Draw a ``watch``: each replica's log end offset and the high watermark."""
+        return plot_offsets(frame, title)
 
     def leader(self, topic: str, partition: int = 0) -> int | None:
         """The broker leading ``topic``-``partition`` now (None while it has no leader)."""

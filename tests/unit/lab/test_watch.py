@@ -1,0 +1,39 @@
+"""Offsets over time from recorded snapshots: one row per replica per sample."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from kafkalite.lab.watch import offsets_over_time, plot_offsets
+
+pytestmark = pytest.mark.unit
+
+STATUS = json.loads((Path(__file__).parent / "snapshots" / "broker-3-killed.json").read_text())
+
+
+def later(status: dict, leo: int) -> dict:
+    """The same cluster after the leader of orders-0 appended up to ``leo``."""
+    moved = copy.deepcopy(status)
+    leader = moved["partitions"][0]["replicas"][0]
+    leader["log_end_offset"] = leo
+    return moved
+
+
+def test_each_sample_gives_a_row_per_replica_timed_from_the_first():
+    frame = offsets_over_time([(100.0, STATUS), (100.5, later(STATUS, 12))], "orders", 0)
+    assert list(frame["t"]) == [0.0] * 3 + [0.5] * 3
+    assert frame.columns[0] == "t"
+    leader = frame[frame["leader"]]
+    assert list(leader["log_end_offset"]) == [8, 12]
+    assert list(leader["high_watermark"]) == [8, 8]
+
+
+def test_no_samples_is_an_empty_table_and_a_watch_plots():
+    assert offsets_over_time([], "orders").empty
+    frame = offsets_over_time([(0.0, STATUS), (1.0, later(STATUS, 9))], "orders", 0)
+    figure = plot_offsets(frame)
+    assert figure.axes[0].get_ylabel() == "offset"
