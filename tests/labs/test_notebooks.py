@@ -53,6 +53,7 @@ def test_lab_runs_top_to_bottom_with_the_reference_answers(
     started = time.monotonic()
     client.execute()
     elapsed = time.monotonic() - started
+    print(f"{master.name}: {elapsed:.0f} s")  # shown with -s or on failure
     assert elapsed < LAB_BUDGET_S, f"{master.name} took {elapsed:.0f} s"
     errors = [
         f"cell {index}: {output['ename']}: {output['evalue']}"
