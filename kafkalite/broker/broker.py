@@ -279,6 +279,7 @@ class Broker:
                 self.events.emit(EventType.BROKER_UNFENCED, broker_id=record.broker_id)
             case RemoveTopicRecord() if removed is not None:
                 self.replica_manager.remove_topic(removed)
+                self.group_coordinator.on_topic_deleted(removed)
                 self.events.emit(EventType.TOPIC_DELETED, topic=removed)
             case ConfigRecord():
                 self._apply_config(record)

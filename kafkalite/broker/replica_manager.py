@@ -154,10 +154,16 @@ class ReplicaManager:
     # ---- produce ---------------------------------------------------------------------
 
     def get_partition(self, topic: str, index: int) -> Partition:
+        """This broker's replica; a partition that exists elsewhere is NOT_LEADER_OR_FOLLOWER
+        (as in Kafka: the client refreshes its metadata and finds where it moved)."""
         partition = self.partitions.get((topic, index))
         if partition is None:
+            exists = self.image.partition(topic, index) is not None
             raise KafkaError(
-                ErrorCode.unknown_topic_or_partition, f"This server does not host {topic}-{index}"
+                ErrorCode.not_leader_or_follower
+                if exists
+                else ErrorCode.unknown_topic_or_partition,
+                f"This server does not host {topic}-{index}",
             )
         return partition
 

@@ -11,14 +11,9 @@ import time
 from typing import Any
 
 import pytest
-from kio.schema.list_offsets.v7.request import (
-    ListOffsetsPartition,
-    ListOffsetsRequest,
-    ListOffsetsTopic,
-)
 from kio.schema.metadata.v12.request import MetadataRequest, MetadataRequestTopic
 
-from tests.support.raw import RawConnection
+from tests.support.raw import RawConnection, list_offsets_request
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.interop
@@ -32,21 +27,6 @@ def _metadata(topic: str) -> MetadataRequest:
         topics=(MetadataRequestTopic(topic_id=None, name=topic),),
         allow_auto_topic_creation=True,
         include_topic_authorized_operations=False,
-    )
-
-
-def _latest(topic: str) -> ListOffsetsRequest:
-    return ListOffsetsRequest(
-        replica_id=-1,
-        isolation_level=0,
-        topics=(
-            ListOffsetsTopic(
-                name=topic,
-                partitions=(
-                    ListOffsetsPartition(partition_index=0, current_leader_epoch=-1, timestamp=-1),
-                ),
-            ),
-        ),
     )
 
 
@@ -75,7 +55,7 @@ def test_the_leader_knows_an_auto_created_topic_once_metadata_names_it(cluster3)
             found = _until_it_has_a_leader(conn, topic)
         leader = found.partitions[0].leader_id
         with RawConnection(addresses[leader]) as conn:
-            answer = conn.request(_latest(topic)).topics[0].partitions[0]
+            answer = conn.request(list_offsets_request(topic)).topics[0].partitions[0]
         assert answer.error_code == 0, f"{topic}: leader {leader} answered {answer.error_code}"
 
 

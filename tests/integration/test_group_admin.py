@@ -212,3 +212,45 @@ def test_initial_rebalance_delay_assigns_consumers_that_start_together_at_once(
         assert time.monotonic() - started >= 3  # and it waited for the second one
     finally:
         cluster.down()
+
+
+def test_a_cooperative_consumer_survives_the_deletion_of_one_of_its_topics(
+    bootstrap: str, kadmin, group: str
+) -> None:
+    """What Kafka reports for a deleted topic: its partitions leave the assignment, commits
+    to it are refused and its committed offsets are forgotten; the consumer keeps reading
+    the other topic and closes at once."""
+    kept, deleted = f"{group}-kept", f"{group}-deleted"
+    for name in (kept, deleted):
+        create_topic(bootstrap, name, 2, 1)
+    consumer = _consumer(
+        bootstrap,
+        group,
+        **{
+            "partition.assignment.strategy": "cooperative-sticky",
+            "topic.metadata.refresh.interval.ms": 500,
+        },
+    )
+    consumer.subscribe([kept, deleted])
+    _poll_until_assigned(consumer, 4)
+    consumer.commit(offsets=[CTP(kept, 0, 1), CTP(deleted, 0, 1)], asynchronous=False)
+    try:
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        admin.delete_topics([deleted])[deleted].result(10)
+        remaining = wait_for(
+            lambda: (
+                (consumer.poll(0.1) or True)
+                and {p.topic for p in consumer.assignment()} == {kept}
+                and consumer.assignment()
+            ),
+            what=f"only {kept} assigned",
+        )
+        assert len(remaining) == 2
+        offsets = kadmin.list_group_offsets(group)[group]
+        assert set(offsets) == {TopicPartition(kept, 0)}
+        with pytest.raises(KafkaException):
+            consumer.commit(offsets=[CTP(deleted, 0, 2)], asynchronous=False)
+    finally:
+        started = time.monotonic()
+        consumer.close()
+    assert time.monotonic() - started < 10

@@ -17,8 +17,10 @@ from kafka import KafkaAdminClient, TopicPartition
 from kafka.admin import NewTopic
 
 from kafkalite.cluster import Cluster
+from kafkalite.protocol.errors import ErrorCode
 from tests.conftest import LAB_CONFIGS
 from tests.support.ports import free_base_port
+from tests.support.raw import RawConnection, list_offsets_request
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow]
@@ -133,6 +135,11 @@ def test_moving_a_replica_adds_the_new_one_before_removing_the_old(
     deleted = wait_for(lambda: _events(brokers, "replica_deleted", topic), what="2's copy gone")
     assert [e["broker"] for e in deleted] == [2]
     assert max(e["time_ms"] for e in joined) <= completed[0]["time_ms"]
+    # broker 2 no longer has the partition: a client that asks it is sent elsewhere
+    # (NOT_LEADER_OR_FOLLOWER refreshes its metadata), as Kafka answers
+    with RawConnection(brokers.spec.broker(2).address) as conn:
+        answer = conn.request(list_offsets_request(topic)).topics[0].partitions[0]
+    assert answer.error_code == ErrorCode.not_leader_or_follower
     # every record is on the new replica set: the new leader-to-be has all of them
     admin = AdminClient({"bootstrap.servers": brokers.bootstrap_servers})
     offsets = admin.list_offsets({CTP(topic, 0): OffsetSpec.latest()})

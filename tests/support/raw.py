@@ -12,6 +12,11 @@ import struct
 from typing import Any
 
 from kio.index import load_response_schema
+from kio.schema.list_offsets.v7.request import (
+    ListOffsetsPartition,
+    ListOffsetsRequest,
+    ListOffsetsTopic,
+)
 from kio.schema.request_header.v1.header import RequestHeader as RequestHeaderV1
 from kio.schema.request_header.v2.header import RequestHeader as RequestHeaderV2
 from kio.schema.response_header.v0.header import ResponseHeader as ResponseHeaderV0
@@ -93,4 +98,28 @@ class RawConnection:
         return response
 
 
-__all__ = ["RawConnection", "RequestHeaderV1", "RequestHeaderV2", "encode_request"]
+def list_offsets_request(topic: str, timestamp: int = -1, partition: int = 0) -> ListOffsetsRequest:
+    """ListOffsets v7 for one partition (-1: latest, -2: earliest, -3: max timestamp)."""
+    return ListOffsetsRequest(
+        replica_id=-1,
+        isolation_level=0,
+        topics=(
+            ListOffsetsTopic(
+                name=topic,
+                partitions=(
+                    ListOffsetsPartition(
+                        partition_index=partition, current_leader_epoch=-1, timestamp=timestamp
+                    ),
+                ),
+            ),
+        ),
+    )
+
+
+__all__ = [
+    "RawConnection",
+    "RequestHeaderV1",
+    "RequestHeaderV2",
+    "encode_request",
+    "list_offsets_request",
+]

@@ -72,6 +72,7 @@ class GroupCoordinator:
         self._sync_waiters: dict[tuple[str, str], asyncio.Future[bytes]] = {}
         self._pending_members: set[tuple[str, str]] = set()
         self._ticker: asyncio.Task[None] | None = None
+        self._cleanups: set[asyncio.Task[None]] = set()
 
     @property
     def groups(self) -> dict[str, Group]:
@@ -81,10 +82,29 @@ class GroupCoordinator:
         self._ticker = asyncio.create_task(self._tick_forever(), name="group-coordinator")
 
     async def stop(self) -> None:
-        if self._ticker is not None:
-            self._ticker.cancel()
+        tasks = [*self._cleanups, *([self._ticker] if self._ticker else [])]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
-                await self._ticker
+                await task
+
+    def on_topic_deleted(self, topic: str) -> None:
+        """Forget every group's committed offsets for a deleted topic, and write their
+        tombstones where this broker coordinates, so that OffsetFetch no longer reports
+        them (Kafka's ``onPartitionsDeleted``)."""
+        for partition, offsets in self.manager.forget_topic(topic).items():
+            task = asyncio.create_task(self._write_tombstones(partition, offsets))
+            self._cleanups.add(task)
+            task.add_done_callback(self._cleanups.discard)
+
+    async def _write_tombstones(self, partition: int, offsets: list[tuple[str, str, int]]) -> None:
+        try:
+            await self.manager.write_tombstones(partition, offsets)
+        except KafkaError as exc:  # no longer the coordinator: its successor reloads the log
+            log.info(
+                "offsets of a deleted topic not cleaned up in partition %d: %s", partition, exc
+            )
 
     def check_coordinator(self, group_id: str) -> int:
         return self.manager.check_coordinator(group_id)

@@ -244,6 +244,27 @@ class GroupMetadataManager:
         self.check_coordinator(group_id)
         return dict(self.committed.get(group_id, {}))
 
+    def forget_topic(self, topic: str) -> dict[int, list[tuple[str, str, int]]]:
+        """A topic was deleted: drop every group's offsets for it (Kafka does the same).
+        Returns, per offsets partition this broker leads, the ``(group, topic, partition)``
+        offsets whose tombstones must be written there."""
+        count = self.offsets.partition_count()
+        gone: dict[int, list[tuple[str, str, int]]] = {}
+        for group_id, committed in self.committed.items():
+            deleted = [tp for tp in committed if tp[0] == topic]
+            for tp in deleted:
+                committed.pop(tp)
+            partition = partition_for(group_id, count)
+            if deleted and self.offsets.leader_epoch(partition) is not None:
+                gone.setdefault(partition, []).extend((group_id, t, p) for t, p in deleted)
+        return gone
+
+    async def write_tombstones(self, partition: int, offsets: list[tuple[str, str, int]]) -> None:
+        now = self.now_ms()
+        await self.offsets.append(
+            partition, [offset_tombstone(group, t, p, now) for group, t, p in offsets]
+        )
+
     async def delete_offsets(
         self, group_id: str, partitions: Iterable[tuple[str, int]]
     ) -> list[tuple[str, int]]:

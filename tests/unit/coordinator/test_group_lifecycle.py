@@ -192,3 +192,19 @@ async def test_subscribed_topics_reads_the_first_and_the_latest_subscription_ver
     )
     assert subscribed_topics(out.getvalue()) == {"x"}
     assert subscribed_topics(b"\x00") == set()
+
+
+async def test_a_deleted_topics_offsets_are_forgotten_and_tombstoned() -> None:
+    c, topic = make(Clock())
+    offsets = {tp: CommittedOffset(5, 0, None, 0) for tp in [("gone", 0), ("gone", 1), ("kept", 0)]}
+    await c.manager.store_offsets("g", offsets)
+    c.on_topic_deleted("gone")
+    assert set(c.fetch_offsets("g")) == {("kept", 0)}
+    await asyncio.gather(*c._cleanups)
+    written = [decode(r) for r in topic.records[-2:]]
+    assert sorted((k["topic"], k["partition"], v) for k, v in written if k) == [
+        ("gone", 0, None),
+        ("gone", 1, None),
+    ]
+    topic.epoch = 9  # reloaded by a new coordinator: still gone
+    assert set(c.fetch_offsets("g")) == {("kept", 0)}
