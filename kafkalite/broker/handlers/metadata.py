@@ -22,7 +22,7 @@ from kafkalite.controller.quorum_controller import (
     topic_name_error,
 )
 from kafkalite.controller.raft_quorum import NotControllerError
-from kafkalite.metadata.image import TopicImage
+from kafkalite.metadata.image import MetadataImage, PartitionRegistration, TopicImage
 from kafkalite.protocol.errors import ErrorCode
 
 ZERO_UUID = uuid.UUID(int=0)
@@ -50,22 +50,27 @@ async def auto_create(ctx: RequestContext, names: list[str]) -> set[str]:
     return set(missing)
 
 
+def partition_fields(
+    image: MetadataImage, index: int, reg: PartitionRegistration
+) -> dict[str, Any]:
+    """One partition as Metadata and DescribeTopicPartitions report it."""
+    live = {b.broker_id for b in image.live_brokers()}
+    return {
+        "error_code": ErrorCode.none if reg.leader >= 0 else ErrorCode.leader_not_available,
+        "partition_index": index,
+        "leader_id": reg.leader,
+        "leader_epoch": reg.leader_epoch,
+        "replica_nodes": reg.replicas,
+        "isr_nodes": reg.isr,
+        "offline_replicas": tuple(r for r in reg.replicas if r not in live),
+    }
+
+
 def _topic(ctx: RequestContext, image_topic: TopicImage) -> Any:
     s = ctx.schema
+    image = ctx.broker.image
     partitions = tuple(
-        s.MetadataResponsePartition(
-            error_code=ErrorCode.none if reg.leader >= 0 else ErrorCode.leader_not_available,
-            partition_index=index,
-            leader_id=reg.leader,
-            leader_epoch=reg.leader_epoch,
-            replica_nodes=reg.replicas,
-            isr_nodes=reg.isr,
-            offline_replicas=tuple(
-                r
-                for r in reg.replicas
-                if r not in {b.broker_id for b in ctx.broker.image.live_brokers()}
-            ),
-        )
+        s.MetadataResponsePartition(**partition_fields(image, index, reg))
         for index, reg in sorted(image_topic.partitions.items())
     )
     return s.MetadataResponseTopic(
