@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import threading
 from html import escape
-from typing import Any
 
 import ipywidgets as w
+from IPython.display import display
 
 from kafkalite.cluster import Cluster
 from kafkalite.lab.dashboard.actions import ActionRunner
@@ -132,17 +132,33 @@ class Dashboard:
 
     # ---- display -----------------------------------------------------------------------
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        """The live widget where a widget manager runs; the static snapshot (HTML) and a
-        text summary for every other reader of the notebook."""
-        bundle: dict[str, Any] = self.widget._repr_mimebundle_(**kwargs) or {}
-        if self.state is not None:
-            bundle["text/html"] = render_html(self.state)
-            bundle["text/plain"] = render_text(self.state)
-        return bundle
+    def snapshot(self) -> Snapshot:
+        """The dashboard as it is now, as static HTML and text: for a later cell of an
+        exported notebook, a grader log, or a report."""
+        return Snapshot(self.state if self.state is not None else self.refresh())
+
+    def _ipython_display_(self) -> None:
+        """Two outputs: the static snapshot, then the live widget. Exporters (nbconvert
+        picks a widget view over any HTML beside it) and logs keep the snapshot; where the
+        widget is live its view hides the snapshot (``strips.js``)."""
+        display(self.snapshot())  # type: ignore[no-untyped-call]
+        display(self.widget)  # type: ignore[no-untyped-call]
 
     def _repr_html_(self) -> str:
-        return render_html(self.state) if self.state is not None else ""
+        return self.snapshot()._repr_html_()
+
+
+class Snapshot:
+    """One ``DashboardState`` drawn without widgets or scripts."""
+
+    def __init__(self, state: DashboardState) -> None:
+        self.state = state
+
+    def _repr_html_(self) -> str:
+        return render_html(self.state)
+
+    def __repr__(self) -> str:
+        return render_text(self.state)
 
 
 def _set(widget: w.Widget, name: str, value: str) -> None:

@@ -7,13 +7,30 @@ function key(cell) {
   return `${part?.dataset.topic}/${part?.dataset.partition}/${row?.dataset.broker}/${cell.dataset.offset}`;
 }
 
+// The static snapshot displayed just before this widget is for readers without live
+// widgets (exported notebooks, logs); beside the live view it would only repeat an old
+// picture. The view is attached to the page only after render() returns: wait for that.
+function hideStaticSnapshot(el, tries = 200) {
+  if (!el.isConnected) {
+    if (tries > 0) setTimeout(() => hideStaticSnapshot(el, tries - 1), 50);
+    return;
+  }
+  const area = el.closest(".jp-OutputArea, .output");
+  for (const old of area?.querySelectorAll(".kl-static") ?? []) {
+    const output = old.closest(".jp-OutputArea-child, .output_area") ?? old;
+    if (output.style.display !== "none") output.style.display = "none";
+  }
+}
+
 function render({ model, el }) {
   const strips = document.createElement("div");
   const feed = document.createElement("div");
   el.classList.add("kl-live");
   el.append(strips, feed);
+
   let before = new Map();
 
+  hideStaticSnapshot(el);
   function draw() {
     const scroll = feed.querySelector(".kl-feed")?.scrollTop ?? 0;
     strips.innerHTML = model.get("strips_html");
