@@ -96,6 +96,23 @@ def test_buttons_panels_and_a_paused_broker(make_cluster3: Callable[..., Cluster
         dashboard.close()
 
 
+def test_a_new_dashboard_of_the_same_cluster_replaces_the_live_one(
+    make_cluster3: Callable[..., Cluster],
+) -> None:
+    cluster = make_cluster3()
+    first = Dashboard(cluster)
+    second = Dashboard(Cluster.attach(cluster.spec.root))
+    try:
+        assert not first.poller.running and second.poller.running
+        assert "not live: replaced by a newer dashboard" in first.status_line.value
+        counted = first.poller.refreshes
+        wait_for(lambda: second.poller.refreshes >= 3, what="the new dashboard refreshing")
+        assert first.poller.refreshes == counted
+    finally:
+        first.close()
+        second.close()
+
+
 def test_event_stream_follows_a_restarted_broker(make_cluster3: Callable[..., Cluster]) -> None:
     cluster = make_cluster3()
     stream = cluster.event_stream()

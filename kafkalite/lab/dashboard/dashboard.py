@@ -32,10 +32,17 @@ from kafkalite.lab.dashboard.render import (
 from kafkalite.lab.dashboard.topic_panel import TopicPanel
 from kafkalite.lab.dashboard.view import StripsView
 
+_LIVE: dict[str, Dashboard] = {}
+"""The live dashboard of each cluster (by its directory) in this kernel."""
+
 
 class Dashboard:
     """``Dashboard(cluster)`` starts refreshing at once; display it in a cell. ``close()``
-    stops the background threads (they are daemons, so a kernel never waits for them)."""
+    stops the background threads (they are daemons, so a kernel never waits for them).
+
+    A kernel keeps one live dashboard per cluster: running the cell again (or another
+    ``lab.dashboard()``) closes the previous one, whose view keeps its last picture, so
+    re-run cells never pile up pollers."""
 
     def __init__(
         self,
@@ -78,14 +85,24 @@ class Dashboard:
     # ---- lifecycle ---------------------------------------------------------------------
 
     def start(self) -> None:
+        previous = _LIVE.get(self.cluster.spec.root)
+        if previous is not None and previous is not self:
+            previous.close("replaced by a newer dashboard of this cluster")
+        _LIVE[self.cluster.spec.root] = self
         self.groups.start()
         self.poller.start()
 
-    def close(self) -> None:
+    def close(self, reason: str = "closed") -> None:
         self.poller.stop()
         self.groups.stop()
         self.producer.close()
         self.actions.close()
+        if _LIVE.get(self.cluster.spec.root) is self:
+            del _LIVE[self.cluster.spec.root]
+        self.status_line.value += (
+            f'<div class="kl-closed" style="font:11px sans-serif;color:#c62828">'
+            f"not live: {escape(reason)}</div>"
+        )
 
     def refresh(self) -> DashboardState:
         """Poll once now (the background poller does this every ``interval_s``)."""
