@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pandas as pd
 from kafka import TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
+from kafka.errors import KafkaError
 
 from kafkalite.checker.history import check as check_history
 from kafkalite.cluster import BrokerState
@@ -393,6 +394,47 @@ class Lab:
         consumer = RecordingConsumer(history or self.history, *topics, **settings)
         self._clients.append(consumer)
         return consumer
+
+    def write_while(
+        self,
+        producer: RecordingProducer,
+        topic: str,
+        seconds: float,
+        during: Callable[[], object] | None = None,
+        rate: float = 100,
+        prefix: str = "msg",
+        partition: int | None = None,
+    ) -> int:
+        """Send ``prefix-0``, ``prefix-1``, ... at ``rate`` records per second for ``seconds``
+        from a background thread, while ``during()`` (a fault, say) runs in this one; then
+        flush. Returns how many were sent. A send that fails is in the history as an error;
+        sending goes on, as an application's would."""
+        sent = 0
+        stop = threading.Event()
+
+        def send_all() -> None:
+            nonlocal sent
+            started = time.monotonic()
+            while not stop.is_set():
+                due = int((time.monotonic() - started) * rate)
+                while sent < due and not stop.is_set():
+                    with contextlib.suppress(KafkaError):  # recorded; the next one is tried
+                        producer.send(topic, f"{prefix}-{sent}".encode(), partition=partition)
+                    sent += 1
+                stop.wait(min(0.01, 1 / rate))
+
+        writer = threading.Thread(target=send_all, name="kafkalite-writer", daemon=True)
+        writer.start()
+        started = time.monotonic()
+        try:
+            if during is not None:
+                during()
+            time.sleep(max(0.0, seconds - (time.monotonic() - started)))
+        finally:
+            stop.set()
+            writer.join(30)
+            producer.flush(timeout=30)
+        return sent
 
     def close_clients(self) -> None:
         """Close every producer and consumer this lab made (a stuck one is abandoned)."""
