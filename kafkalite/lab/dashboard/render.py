@@ -16,7 +16,7 @@ from kafkalite.lab.dashboard.model import BrokerCard, DashboardState, PartitionV
 from kafkalite.lab.dashboard.strips import Cell
 
 SLOT_PX = 16
-LABEL_PX = 220
+LABEL_PX = 240
 
 CELL_STYLE = {
     "committed": "background:#2e7d32;color:#fff",
@@ -120,7 +120,7 @@ def _markers(p: PartitionView, marks: list[tuple[str, int]], colour: str = "") -
 
 
 def _replica_label(p: PartitionView, r: ReplicaRow) -> str:
-    role = "leader" if r.is_leader else "follower"
+    role = " leader" if r.is_leader else ""
     isr = "in ISR" if r.in_isr else "out of ISR"
     epoch = f"epoch {r.leader_epoch}" if r.leader_epoch is not None else "epoch ?"
     stale = ""
@@ -131,7 +131,7 @@ def _replica_label(p: PartitionView, r: ReplicaRow) -> str:
     return (
         f'<span style="display:inline-block;width:{LABEL_PX}px;font:11px sans-serif;'
         f'font-weight:{weight};white-space:nowrap;overflow:hidden">'
-        f"broker {r.broker} {role} · {epoch}{stale} · {isr}{state}</span>"
+        f"broker {r.broker}{role} · {epoch}{stale} · {isr}{state}</span>"
     )
 
 
