@@ -441,6 +441,8 @@ class GroupCoordinator:
         group = self.groups.setdefault(group_id, Group(group_id))
         if generation_id >= 0 or member_id:
             self._member(group, member_id, generation_id, group_instance_id)
+        if not offsets:
+            return  # nothing to write: an empty batch cannot be appended
         await self.manager.store_transactional_offsets(
             group_id, producer_id, producer_epoch, offsets
         )
