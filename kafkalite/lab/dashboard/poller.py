@@ -13,6 +13,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from kafkalite.cluster import Cluster
 from kafkalite.lab.dashboard.groups import GroupOffsetReader
@@ -45,6 +46,7 @@ class Poller:
         self.refresh_times: deque[float] = deque(maxlen=120)
         """Monotonic end times of the latest refreshes (for ``refresh_rate``)."""
         self._lock = threading.Lock()  # one refresh at a time: the model is not shared
+        self._side = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kafkalite-events")
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -52,8 +54,11 @@ class Poller:
         """One poll, on the caller's thread; every network call in it is bounded."""
         with self._lock:
             states = self.cluster.broker_states()
+            # both ask every answering broker, each bounded by timeout_s: side by side, a
+            # slow broker costs one timeout per refresh, not two
+            events_future = self._side.submit(self.events.poll, states)
             snapshot = self.cluster.status(self.timeout_s, states)
-            events = self.events.poll(states)
+            events = events_future.result()
             offsets = self.groups.latest() if self.groups is not None else None
             state = self.model.update(snapshot, events, int(time.time() * 1000), offsets)
             self.refresh_times.append(time.monotonic())
