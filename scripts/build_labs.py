@@ -12,33 +12,22 @@ cluster, and ``tests/labs`` runs every master top to bottom against a fresh one.
 from __future__ import annotations
 
 import argparse
-import subprocess
+import contextlib
+import io
 import sys
 import tempfile
 from pathlib import Path
 
 import nbformat
+from otter.assign import main as otter_assign
 
 ROOT = Path(__file__).resolve().parent.parent
 MASTERS = ROOT / "grader" / "masters"
 
 
 def student_version(master: Path, out_dir: Path) -> Path:
-    with tempfile.TemporaryDirectory() as work:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "otter",
-                "assign",
-                "--no-run-tests",
-                "--no-pdfs",
-                str(master),
-                work,
-            ],
-            check=True,
-            capture_output=True,
-        )
+    with tempfile.TemporaryDirectory() as work, contextlib.redirect_stdout(io.StringIO()):
+        otter_assign(str(master), work, no_pdfs=True, no_run_tests=True)
         notebook = nbformat.read(Path(work) / "student" / master.name, as_version=4)
     for cell in notebook.cells:
         if cell.cell_type == "code":

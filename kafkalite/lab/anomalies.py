@@ -40,6 +40,13 @@ MEANINGS = {
     "skipped_offset": "a consumer jumped over records the log holds",
     "commit_regression": "a group's committed offset went backwards",
 }
+OUTPUT_MEANINGS = {
+    **MEANINGS,
+    "lost": "acknowledged to the producer, yet never in the consumer's output",
+    "duplicate": "the consumer processed it twice",
+    "reordered": "the consumer processed one producer's records in another order than sent",
+}
+"""What the same anomalies mean when the checker judged a consumer's output."""
 COLUMNS = ["anomaly", "detail", "meaning"]
 SHOWN = 12  # rows shown in a notebook; ``table`` holds them all
 
@@ -83,9 +90,11 @@ class CheckResult:
         return verdict + self.table.head(SHOWN).to_html(index=False) + more
 
 
-def result_of(report: Report) -> CheckResult:
+def result_of(report: Report, of_output: bool = False) -> CheckResult:
+    """The table for ``report``; ``of_output``: the checker judged a consumer's output."""
+    meanings = OUTPUT_MEANINGS if of_output else MEANINGS
     rows = [
-        {"anomaly": NAMES.get(kind, kind), "detail": detail, "meaning": MEANINGS.get(kind, "")}
+        {"anomaly": NAMES.get(kind, kind), "detail": detail, "meaning": meanings.get(kind, "")}
         for kind, found in report.anomalies.items()
         for detail in found
     ]

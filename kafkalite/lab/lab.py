@@ -466,7 +466,7 @@ class Lab:
             report = check_history(h.acks(), h.polls(), h.commits(), final_log, h.sends())
         else:
             acks, log = output_as_log(h.acks(), output)
-            report = check_history(acks, [], [], log, h.sends())
+            return result_of(check_history(acks, [], [], log, h.sends()), of_output=True)
         return result_of(report)
 
     def dashboard(self) -> Dashboard:

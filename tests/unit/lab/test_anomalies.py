@@ -36,9 +36,11 @@ def test_a_consumers_output_missing_a_record_lost_it_and_repeating_one_duplicate
     output = [b"a", b"a", b"c"]  # b never processed, a processed twice
     acks_without_offsets, log = output_as_log(acks, output)
     assert all(a.offset is None for a in acks_without_offsets)
-    result = result_of(check(acks_without_offsets, [], [], log))
+    result = result_of(check(acks_without_offsets, [], [], log), of_output=True)
     assert result.counts["lost"] == 1 and result.counts["duplicated"] == 1
     assert result.counts["ack mismatch"] == 0
+    meaning = result.table.set_index("anomaly")["meaning"]
+    assert meaning["duplicated"] == "the consumer processed it twice"
 
 
 def test_a_consumers_output_in_another_order_than_sent_is_reordered():
