@@ -27,6 +27,8 @@ __all__ = [
 ]
 
 
+COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
+
 _B = ConfigType.BOOLEAN
 _I = ConfigType.INT
 _L = ConfigType.LONG
@@ -129,8 +131,9 @@ TOPIC_CONFIGS: dict[str, ConfigDef] = {
             _S,
             "producer",
             "producer",
-            "'producer' keeps the producer's compression (the only mode here)",
-            choices=("producer",),
+            "'producer' keeps the producer's codec; gzip, snappy, lz4, zstd or uncompressed "
+            "make the leader recompress each batch that arrives in another codec",
+            choices=COMPRESSION_TYPES,
             broker_synonym="compression.type",
         ),
     )
@@ -193,7 +196,7 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
             "producer",
             "producer",
             "default compression.type",
-            choices=("producer",),
+            choices=COMPRESSION_TYPES,
         ),
         ConfigDef(
             "message.max.bytes", _I, "1048588", "1048588", "default max.message.bytes", minimum=0

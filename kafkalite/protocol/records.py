@@ -1,8 +1,10 @@
-"""Encode and decode the records inside an uncompressed v2 batch.
+"""Encode and decode the records inside a v2 batch.
 
-Only the broker's own data goes through here: the internal topics it writes itself
-(``__consumer_offsets``, control markers) and the tests that craft batches by hand.
-Produced data never does: see ``record_batch`` for why.
+Only the broker's own data is decoded here: the internal topics it writes itself
+(``__consumer_offsets``, control markers), the one batch a timestamp lookup opens, and the
+tests that craft batches by hand. Produced data is never decoded on the hot path (see
+``record_batch``); a topic whose ``compression.type`` differs from the producer's codec
+gets each batch recompressed whole (``recompress``), records untouched.
 
 Layout of one record inside a batch (varints are zig-zag, like protobuf's sint)::
 
@@ -26,7 +28,9 @@ from dataclasses import dataclass, field
 
 import crc32c
 
+from kafkalite.protocol.compression import CompressionError, compress, decompress
 from kafkalite.protocol.record_batch import (
+    COMPRESSION_MASK,
     CONTROL_FLAG,
     HEADER_SIZE,
     LOG_OVERHEAD,
@@ -40,6 +44,7 @@ from kafkalite.protocol.record_batch import (
 )
 
 _HEADER_AFTER_CRC = struct.Struct(">hiqqqhii")
+_ATTRIBUTES_AT = 21  # baseOffset 8, batchLength 4, partitionLeaderEpoch 4, magic 1, crc 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,12 +138,37 @@ def build_batch(
     return prefix + after_crc
 
 
+def recompress(batch: bytes, codec: int) -> bytes:
+    """The same batch with its records compressed by ``codec`` (a topic's
+    ``compression.type``): every header field is kept, the length and CRC are redone."""
+    header = parse_header(batch, 0)
+    end = header.size_in_bytes
+    try:
+        raw = decompress(header.compression, bytes(batch[HEADER_SIZE:end]))
+    except CompressionError as exc:
+        raise InvalidBatchError(str(exc)) from exc
+    body = compress(codec, raw)
+    attributes = (header.attributes & ~COMPRESSION_MASK) | codec
+    after_crc = bytearray(batch[_ATTRIBUTES_AT:HEADER_SIZE]) + body
+    struct.pack_into(">h", after_crc, 0, attributes)
+    crc = crc32c.crc32c(after_crc)
+    batch_length = HEADER_SIZE - LOG_OVERHEAD + len(body)
+    prefix = struct.pack(
+        ">qiibI", header.base_offset, batch_length, header.partition_leader_epoch, MAGIC_V2, crc
+    )
+    return prefix + bytes(after_crc)
+
+
 def decode_records(batch: bytes | memoryview, pos: int = 0) -> list[Record]:
-    """The records of the uncompressed batch at ``pos``, with absolute offsets."""
+    """The records of the batch at ``pos`` (decompressed if need be), with absolute offsets."""
     header = parse_header(batch, pos)
-    if header.compression:
-        raise InvalidBatchError("decode_records reads uncompressed batches only")
     view = memoryview(batch)[pos : pos + header.size_in_bytes]
+    if header.compression:
+        try:
+            raw = decompress(header.compression, bytes(view[HEADER_SIZE:]))
+        except CompressionError as exc:
+            raise InvalidBatchError(str(exc)) from exc
+        view = memoryview(bytes(view[:HEADER_SIZE]) + raw)
     cursor = HEADER_SIZE
     out: list[Record] = []
     for _ in range(header.records_count):

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kafkalite.metadata.config_defs import TOPIC_CONFIGS, validate_topic_configs
+from kafkalite.protocol.compression import CODEC_BY_NAME, Codec
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,6 +19,7 @@ class LogConfig:
     max_message_bytes: int = int(TOPIC_CONFIGS["max.message.bytes"].default)
     cleanup_policy: str = TOPIC_CONFIGS["cleanup.policy"].default
     log_append_time: bool = False
+    compression: Codec | None = None  # None: keep the producer's codec ("producer")
 
     @classmethod
     def from_configs(cls, configs: Mapping[str, str]) -> LogConfig:
@@ -38,4 +40,5 @@ class LogConfig:
             max_message_bytes=number("max.message.bytes", base.max_message_bytes),
             cleanup_policy=relevant.get("cleanup.policy", base.cleanup_policy),
             log_append_time=relevant.get("message.timestamp.type") == "LogAppendTime",
+            compression=CODEC_BY_NAME.get(relevant.get("compression.type", "producer")),
         )

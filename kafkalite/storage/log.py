@@ -34,7 +34,7 @@ from kafkalite.protocol.record_batch import (
     validate_batch,
     validate_produced,
 )
-from kafkalite.protocol.records import Record, decode_records
+from kafkalite.protocol.records import Record, decode_records, recompress
 from kafkalite.storage.checkpoint import write_atomically
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.errors import (
@@ -195,6 +195,10 @@ class Log:
         checked against the producer's and the coordinator's epochs."""
         try:
             header = validate_produced(records)
+            codec = self.config.compression
+            if codec is not None and codec != header.compression and not header.is_control:
+                records = recompress(records, codec)  # the topic's compression.type
+                header = parse_header(records, 0)
         except MoreThanOneBatchError as exc:
             raise InvalidRecordError(str(exc)) from exc
         except InvalidBatchError as exc:
@@ -398,8 +402,6 @@ class Log:
             for pos, header in segment.scan(0):
                 if header.max_timestamp < timestamp or header.last_offset < self.log_start_offset:
                     continue
-                if header.compression:
-                    return header.base_offset, header.max_timestamp
                 batch = segment.read_bytes(pos, header.size_in_bytes)
                 for record in decode_records(batch):
                     if record.timestamp >= timestamp and record.offset >= self.log_start_offset:
@@ -407,14 +409,25 @@ class Log:
         return None
 
     def max_timestamp_offset(self, max_offset: int) -> tuple[int, int] | None:
-        """The batch with the largest timestamp below ``max_offset`` (ListOffsets -3)."""
-        best: tuple[int, int] | None = None
-        for _, header in self.batches_from(self.log_start_offset):
-            if header.base_offset >= max_offset:
-                break
-            if best is None or header.max_timestamp > best[1]:
-                best = (header.last_offset, header.max_timestamp)
-        return best
+        """The first record with the largest timestamp in the batches that start below
+        ``max_offset`` (ListOffsets -3): batch headers find the batch, then only that batch
+        is decoded."""
+        best: tuple[LogSegment, int, RecordBatchHeader] | None = None
+        for segment in self.segments:
+            for pos, header in segment.scan(0):
+                if header.last_offset < self.log_start_offset or header.is_control:
+                    continue
+                if header.base_offset >= max_offset:
+                    break
+                if best is None or header.max_timestamp > best[2].max_timestamp:
+                    best = (segment, pos, header)
+        if best is None:
+            return None
+        segment, pos, header = best
+        for record in decode_records(segment.read_bytes(pos, header.size_in_bytes)):
+            if record.timestamp == header.max_timestamp:
+                return record.offset, record.timestamp
+        return header.base_offset, header.max_timestamp  # LogAppendTime: the batch's time
 
     # ---- removing data -------------------------------------------------------------
 

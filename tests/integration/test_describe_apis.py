@@ -1,16 +1,37 @@
 """What a broker holds, described through the admin clients: DescribeLogDirs and
 AlterReplicaLogDirs (kafka-python), DescribeTopicPartitions (kafka-python) and
-confluent-kafka's describe_topics, which asks Metadata for the same facts."""
+confluent-kafka's describe_topics, which asks Metadata for the same facts; and the ACL
+requests a broker without an authorizer refuses."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Producer, TopicCollection
-from confluent_kafka.admin import AdminClient
+from confluent_kafka import KafkaException, Producer, TopicCollection
+from confluent_kafka.admin import (
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    AdminClient,
+    ResourcePatternType,
+    ResourceType,
+)
 from kafka import KafkaAdminClient
-from kafka.errors import LogDirNotFoundError, NoError, ReplicaNotAvailableError
+from kafka.admin import (
+    ACLFilter,
+    ACLOperation,
+    ACLPermissionType,
+    ACLResourcePatternType,
+    ResourcePatternFilter,
+)
+from kafka.admin import ResourceType as ResourceType_
+from kafka.errors import (
+    LogDirNotFoundError,
+    NoError,
+    ReplicaNotAvailableError,
+    SecurityDisabledError,
+)
 from kafka.structs import TopicPartitionReplica
 
 from kafkalite.cluster import Cluster
@@ -90,3 +111,35 @@ def test_confluent_describe_topics(bootstrap: str, topic: str) -> None:
         (1, 1, [1]),
         (2, 1, [1]),
     ]
+
+
+def test_acl_requests_are_answered_security_disabled(bootstrap: str) -> None:
+    """No authorizer, as on a Kafka broker without one: a clear error, not a hang."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    binding = AclBinding(
+        ResourceType.TOPIC,
+        "t",
+        ResourcePatternType.LITERAL,
+        "User:x",
+        "*",
+        AclOperation.READ,
+        AclPermissionType.ALLOW,
+    )
+    with pytest.raises(KafkaException, match=r"SECURITY_DISABLED|Security features are disabled"):
+        admin.create_acls([binding])[binding].result(10)
+    kadmin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        with pytest.raises(SecurityDisabledError):
+            kadmin.describe_acls(
+                ACLFilter(
+                    principal=None,
+                    host="*",
+                    operation=ACLOperation.ANY,
+                    permission_type=ACLPermissionType.ANY,
+                    resource_pattern=ResourcePatternFilter(
+                        ResourceType_.ANY, None, ACLResourcePatternType.ANY
+                    ),
+                )
+            )
+    finally:
+        kadmin.close()

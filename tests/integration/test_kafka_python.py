@@ -200,3 +200,13 @@ def test_fetch_long_poll_waits_for_data(bootstrap: str, topic: str) -> None:
     assert got == [b"second"]
     producer.close()
     consumer.close()
+
+
+def test_kafka_python_infers_a_recent_kafka_from_api_versions(bootstrap: str) -> None:
+    """kafka-python guesses the broker's release from ApiVersions and turns on what that
+    release has; Kafka-Lite's ranges read as Kafka 4.x (they read as 3.0 before)."""
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        assert admin.get_broker_version_data(1).broker_version >= (4, 0)
+    finally:
+        admin.close()

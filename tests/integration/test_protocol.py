@@ -9,12 +9,11 @@ import struct
 import pytest
 from kio.schema.api_versions.v3.request import ApiVersionsRequest
 from kio.schema.api_versions.v3.response import ApiVersionsResponse
-from kio.schema.fetch.v12.request import FetchPartition, FetchRequest, FetchTopic
 from kio.schema.metadata.v12.request import MetadataRequest, MetadataRequestTopic
 from kio.schema.produce.v9.request import PartitionProduceData, ProduceRequest, TopicProduceData
 
 from kafkalite.protocol.records import Record, build_batch
-from tests.support.raw import RawConnection
+from tests.support.raw import RawConnection, fetch_request
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.interop
@@ -22,8 +21,8 @@ pytestmark = pytest.mark.interop
 EXPECTED_RANGES = {
     0: (3, 9),
     1: (4, 12),
-    2: (1, 7),
-    3: (0, 12),
+    2: (1, 11),
+    3: (0, 13),
     18: (0, 4),
     19: (2, 5),
     20: (1, 4),
@@ -163,33 +162,7 @@ def test_fetch_from_a_broker_that_is_not_a_replica_is_refused(bootstrap: str, to
     with RawConnection(bootstrap) as conn:
         create_topic(conn, topic)
         conn.request(produce_request(topic, build_batch([Record(None, b"x", 0)]), acks=1))
-        request = FetchRequest(
-            cluster_id=None,
-            replica_id=7,
-            max_wait=datetime.timedelta(0),
-            min_bytes=1,
-            max_bytes=1 << 20,
-            isolation_level=0,
-            session_id=0,
-            session_epoch=-1,
-            topics=(
-                FetchTopic(
-                    topic=topic,
-                    partitions=(
-                        FetchPartition(
-                            partition=0,
-                            current_leader_epoch=-1,
-                            fetch_offset=0,
-                            last_fetched_epoch=-1,
-                            log_start_offset=-1,
-                            partition_max_bytes=1 << 20,
-                        ),
-                    ),
-                ),
-            ),
-            forgotten_topics_data=(),
-            rack_id="",
-        )
+        request = fetch_request(topic, replica_id=7)
         part = conn.request(request).responses[0].partitions[0]
     assert part.error_code == 6  # NOT_LEADER_OR_FOLLOWER: broker 7 is not a replica
     assert part.records == b""

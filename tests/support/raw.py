@@ -6,12 +6,14 @@ never checks the broker against itself.
 
 from __future__ import annotations
 
+import datetime
 import io
 import socket
 import struct
 from typing import Any
 
 from kio.index import load_response_schema
+from kio.schema.fetch.v12 import request as fetch_req
 from kio.schema.list_offsets.v7.request import (
     ListOffsetsPartition,
     ListOffsetsRequest,
@@ -98,6 +100,37 @@ class RawConnection:
         return response
 
 
+def fetch_request(topic: str, replica_id: int = -1, partition: int = 0) -> fetch_req.FetchRequest:
+    """Fetch v12 of one partition from offset 0, answered at once (max_wait 0)."""
+    return fetch_req.FetchRequest(
+        cluster_id=None,
+        replica_id=replica_id,
+        max_wait=datetime.timedelta(0),
+        min_bytes=1,
+        max_bytes=1 << 20,
+        isolation_level=0,
+        session_id=0,
+        session_epoch=-1,
+        topics=(
+            fetch_req.FetchTopic(
+                topic=topic,
+                partitions=(
+                    fetch_req.FetchPartition(
+                        partition=partition,
+                        current_leader_epoch=-1,
+                        fetch_offset=0,
+                        last_fetched_epoch=-1,
+                        log_start_offset=-1,
+                        partition_max_bytes=1 << 20,
+                    ),
+                ),
+            ),
+        ),
+        forgotten_topics_data=(),
+        rack_id="",
+    )
+
+
 def list_offsets_request(topic: str, timestamp: int = -1, partition: int = 0) -> ListOffsetsRequest:
     """ListOffsets v7 for one partition (-1: latest, -2: earliest, -3: max timestamp)."""
     return ListOffsetsRequest(
@@ -121,5 +154,6 @@ __all__ = [
     "RequestHeaderV1",
     "RequestHeaderV2",
     "encode_request",
+    "fetch_request",
     "list_offsets_request",
 ]

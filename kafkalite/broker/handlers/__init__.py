@@ -1,6 +1,7 @@
 """One module per API family; importing this package fills the handler tables."""
 
 from kafkalite.broker.handlers import (  # noqa: F401  (imported to register handlers)
+    acls,
     api_versions,
     cluster,
     configs,

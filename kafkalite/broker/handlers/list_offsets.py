@@ -1,7 +1,12 @@
-"""ListOffsets: earliest (-2), latest (-1) or first offset at/after a timestamp.
+"""ListOffsets: earliest (-2), latest (-1), max timestamp (-3) or the first offset at or
+after a timestamp.
 
 "Latest" is the high watermark (or the last stable offset for read_committed): the end of
-what a consumer may read, not the leader's log end offset.
+what a consumer may read, not the leader's log end offset. "Max timestamp" is the record
+with the largest timestamp (the first one, if several share it). The tiered-storage specs
+(KIP-405 and successors) answer as Kafka does for a topic without remote storage: the
+earliest local offset (-4) is the earliest, and nothing is tiered or waiting to be (-5,
+-6 answer -1).
 """
 
 from __future__ import annotations
@@ -13,16 +18,21 @@ from kafkalite.broker.handlers.registry import handles
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 from kafkalite.replication.partition import Partition
 
-EARLIEST = -2
 LATEST = -1
+EARLIEST = -2
 MAX_TIMESTAMP = -3
+EARLIEST_LOCAL = -4
+LATEST_TIERED = -5
+EARLIEST_PENDING_UPLOAD = -6
 
 
 def _lookup(partition: Partition, timestamp: int, isolation: int) -> tuple[int, int]:
     """``(offset, timestamp)``; ``(-1, -1)`` when no record is at or after ``timestamp``."""
     bound = partition.fetch_offset_upper_bound(isolation)
-    if timestamp == EARLIEST:
+    if timestamp in (EARLIEST, EARLIEST_LOCAL):
         return partition.log_start_offset, -1
+    if timestamp in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
+        return -1, -1
     if timestamp == LATEST:
         return bound, -1
     if timestamp == MAX_TIMESTAMP:
@@ -53,7 +63,7 @@ def _partition(ctx: RequestContext, topic: str, p: Any, isolation: int) -> Any:
     )
 
 
-@handles(2, 1, 7)
+@handles(2, 1, 11)
 async def list_offsets(ctx: RequestContext, request: Any) -> Any:
     isolation = int(getattr(request, "isolation_level", 0))
     s = ctx.schema

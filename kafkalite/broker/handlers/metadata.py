@@ -94,7 +94,7 @@ def _missing(ctx: RequestContext, name: str, being_created: bool = False) -> Any
     )
 
 
-@handles(3, 0, 12)
+@handles(3, 0, 13)
 async def metadata(ctx: RequestContext, request: Any) -> Any:
     image = ctx.broker.image
     names = _requested_names(ctx, request)
@@ -116,6 +116,7 @@ async def metadata(ctx: RequestContext, request: Any) -> Any:
         for b in image.live_brokers()
     )
     return s.MetadataResponse(
+        error_code=ErrorCode.none,
         throttle_time=0,
         brokers=brokers,
         cluster_id=ctx.broker.cluster_id,
