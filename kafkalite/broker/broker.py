@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 import uuid
 from collections.abc import Awaitable
@@ -56,6 +57,7 @@ from kafkalite.protocol.errors import ErrorCode
 from kafkalite.raft.config import RaftConfig
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.log_manager import LogManager
+from kafkalite.supervision import TaskSupervisor
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +79,18 @@ class BrokerConfig:
     rack: str | None = None
 
 
+HALT_EXIT_CODE = 70  # EX_SOFTWARE: the broker stopped itself after an internal failure
+
+
+def _halt(task: str, exc: BaseException) -> None:
+    """A long-lived task died (see ``kafkalite.supervision``): stop the process at once, as
+    Kafka's process-terminating fault handler does, instead of serving without it. The
+    logs are left as a ``kill -9`` leaves them; start-up recovery is made for that."""
+    log.critical("halting: task %r died of %r", task, exc)
+    logging.shutdown()
+    os._exit(HALT_EXIT_CODE)
+
+
 class Broker:
     """One Kafka-Lite broker process. Everything runs on one asyncio loop."""
 
@@ -86,6 +100,7 @@ class Broker:
         self.now_ms = now_ms
         self.cluster_id = _cluster_id(config.data_dir)
         self.events = EventLog(config.broker_id, now_ms)
+        self.supervisor = TaskSupervisor(_halt)
         self.image = MetadataImage()
         self.logs = LogManager(config.data_dir / "logs", LogConfig(), now_ms)
         self.replica_manager = ReplicaManager(
@@ -107,7 +122,9 @@ class Broker:
         self.controller = ControllerChannel(
             config.broker_id,
             self.quorum,
-            ControllerService(self.quorum, QuorumController(self.image), now_ms),
+            ControllerService(
+                self.quorum, QuorumController(self.image), now_ms, self.supervisor.spawn
+            ),
             voters,
         )
         self.broker_epoch = -1
@@ -182,17 +199,17 @@ class Broker:
     async def start(self) -> None:
         await self.controller_server.start(self.config.host, self.controller_port)
         self.events.replaying = True
-        self.quorum.start()
+        self.quorum.start(self.supervisor.spawn)
         while not self.quorum.is_caught_up():
             await asyncio.sleep(0.01)
         self.events.replaying = False
         await self._register()
         await self._apply_static_overrides()
         await self.server.start(self.config.host, self.config.port)
-        self._tasks.append(asyncio.create_task(self._retention_loop(), name="retention"))
-        self._tasks.append(asyncio.create_task(self._heartbeat_loop(), name="heartbeat"))
-        self.group_coordinator.start()
-        self.txn_coordinator.start()
+        self._tasks.append(self.supervisor.spawn(self._retention_loop(), "retention"))
+        self._tasks.append(self.supervisor.spawn(self._heartbeat_loop(), "heartbeat"))
+        self.group_coordinator.start(self.supervisor.spawn)
+        self.txn_coordinator.start(self.supervisor.spawn)
         self.isr_manager.start()
         self.fetchers.schedule_sync()
         self.events.emit(EventType.BROKER_STARTED, broker_epoch=self.broker_epoch)
@@ -237,10 +254,7 @@ class Broker:
         while True:
             interval = int(self.image.broker_config("log.retention.check.interval.ms"))
             await asyncio.sleep(interval / 1000)
-            try:
-                self.replica_manager.enforce_retention()
-            except Exception:
-                log.exception("retention failed")
+            self.replica_manager.enforce_retention()  # a disk error stops the broker
 
     def _on_snapshot(self, offset: int, records: list[MetadataRecord]) -> None:
         """A snapshot replaces the image: replay it into a fresh one, then reconcile."""

@@ -52,7 +52,7 @@ class IsrManager:
         self._loop: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        self._loop = asyncio.create_task(self._run(), name="isr-check")
+        self._loop = self.broker.supervisor.spawn(self._run(), "isr-check")
 
     async def stop(self) -> None:
         tasks = [*self._tasks, *([self._loop] if self._loop else [])]

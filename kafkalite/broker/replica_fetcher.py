@@ -66,7 +66,7 @@ class ReplicaFetcher:
         self.connection = connection
         self.partitions: dict[TopicPartition, FetchState] = {}
         self._changed = asyncio.Event()
-        self._task = asyncio.create_task(self._run(), name=f"replica-fetcher-{leader_id}")
+        self._task = broker.supervisor.spawn(self._run(), f"replica-fetcher-{leader_id}")
 
     def set_partitions(self, wanted: dict[TopicPartition, int]) -> None:
         """``wanted`` maps each partition to the leader epoch it is followed in; a new

@@ -36,6 +36,7 @@ from kafkalite.raft.node import NotLeader, QuorumInfo, RaftNode
 from kafkalite.raft.quorum_state import FileQuorumStateStore
 from kafkalite.raft.roles import Role
 from kafkalite.raft.snapshot import Snapshot
+from kafkalite.supervision import Spawn
 
 log = logging.getLogger(__name__)
 
@@ -193,8 +194,10 @@ class RaftQuorum:
         self._activation_listeners.append(listener)
 
     # ---- lifecycle ----------------------------------------------------------------------
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="raft")
+    def start(self, spawn: Spawn) -> None:
+        """Run the Raft driver, supervised: if applying a record fails, the broker stops
+        rather than serve metadata it did not apply."""
+        self._task = spawn(self._run(), "raft")
 
     async def stop(self) -> None:
         """Resign if leading (so another voter stands at once), then stop."""
@@ -260,8 +263,7 @@ class RaftQuorum:
         if isinstance(envelope.message, m.FetchResponse) and envelope.message.error_code == 0:
             self._fetched_in_epoch = envelope.message.leader_epoch
         self._dispatch(self.node.handle(monotonic_ms(), envelope))
-        self._after_step()
-        self.wake()
+        self.wake()  # the driver applies what this committed (only it runs listeners)
 
     def _dispatch(self, envelopes: list[m.Envelope]) -> None:
         for envelope in envelopes:
@@ -311,20 +313,20 @@ class RaftQuorum:
         self._commit_waiters = waiting
 
     def _apply_entry(self, entry: Entry) -> None:
+        """Hand the entry's records to the listeners; only then is it applied."""
+        if not entry.control:
+            for record in decode_batch(entry.payload):
+                for listener in self._listeners:
+                    listener(entry.offset, record)
         self.applied_end_offset = entry.offset + 1
         self._bytes_since_snapshot += len(entry.payload)
-        if entry.control:
-            return
-        for record in decode_batch(entry.payload):
-            for listener in self._listeners:
-                listener(entry.offset, record)
 
     def _apply_snapshot(self, snapshot: Snapshot) -> None:
         end = snapshot.snapshot_id.end_offset
-        self.applied_end_offset = end
         records = decode_batch(snapshot.data) if snapshot.data else []
         for listener in self._snapshot_listeners:
             listener(end - 1, records)
+        self.applied_end_offset = end
 
     def _track_leadership(self) -> None:
         seen = (self.node.role, self.node.epoch)

@@ -32,6 +32,7 @@ from kafkalite.controller.quorum_controller import (
     QuorumController,
 )
 from kafkalite.controller.raft_quorum import NotControllerError, RaftQuorum
+from kafkalite.supervision import Spawn
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -41,9 +42,14 @@ FENCE_CHECK_INTERVAL_S = 0.05
 
 class ControllerService:
     def __init__(
-        self, quorum: RaftQuorum, controller: QuorumController, now_ms: Callable[[], int]
+        self,
+        quorum: RaftQuorum,
+        controller: QuorumController,
+        now_ms: Callable[[], int],
+        spawn: Spawn,
     ) -> None:
         self.quorum = quorum
+        self.spawn = spawn
         self.controller = controller
         self.image = controller.image
         self.now_ms = now_ms
@@ -72,8 +78,8 @@ class ControllerService:
         if active:
             self.heartbeats.reset(self.image.brokers, self.now_ms())
             self._tasks = [
-                asyncio.create_task(self._fence_loop(), name="fence-check"),
-                asyncio.create_task(self._rebalance_loop(), name="leader-rebalance"),
+                self.spawn(self._fence_loop(), "fence-check"),
+                self.spawn(self._rebalance_loop(), "leader-rebalance"),
             ]
 
     async def stop(self) -> None:

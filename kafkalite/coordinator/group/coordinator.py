@@ -19,12 +19,12 @@ from kafkalite.coordinator.group.consumer_protocol import subscribed_topics
 from kafkalite.coordinator.group.group import Group, GroupState, Member
 from kafkalite.coordinator.group.metadata_manager import GroupMetadataManager
 from kafkalite.coordinator.group.offsets_log import CommittedOffset, OffsetsTopic
-from kafkalite.events import EventType
+from kafkalite.events import EventSink, EventType
 from kafkalite.protocol.errors import ErrorCode, KafkaError
+from kafkalite.supervision import Spawn
 
 log = logging.getLogger(__name__)
 TICK_S = 0.1
-EventSink = Callable[..., None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +78,8 @@ class GroupCoordinator:
     def groups(self) -> dict[str, Group]:
         return self.manager.groups
 
-    def start(self) -> None:
-        self._ticker = asyncio.create_task(self._tick_forever(), name="group-coordinator")
+    def start(self, spawn: Spawn) -> None:
+        self._ticker = spawn(self._tick_forever(), "group-coordinator")
 
     async def stop(self) -> None:
         tasks = [*self._cleanups, *([self._ticker] if self._ticker else [])]

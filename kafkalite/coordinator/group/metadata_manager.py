@@ -24,13 +24,11 @@ from kafkalite.coordinator.group.offsets_log import (
 )
 from kafkalite.coordinator.group.txn_offsets import PendingOffset, TransactionalOffsets
 from kafkalite.coordinator.partitioning import partition_for
-from kafkalite.events import EventType
+from kafkalite.events import EventSink, EventType
 from kafkalite.protocol.control_records import marker_of_record
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 from kafkalite.protocol.record_batch import InvalidBatchError
 from kafkalite.protocol.records import Record
-
-EventSink = Callable[..., None]
 
 
 class GroupMetadataManager:

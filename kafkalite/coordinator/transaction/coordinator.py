@@ -47,6 +47,7 @@ from kafkalite.coordinator.transaction.transaction_log import (
 )
 from kafkalite.events import EventSink, EventType
 from kafkalite.protocol.errors import ErrorCode, KafkaError
+from kafkalite.supervision import Spawn
 
 log = logging.getLogger(__name__)
 S = TransactionState
@@ -108,8 +109,8 @@ class TransactionCoordinator:
         self._background: set[asyncio.Task[Any]] = set()
         self._ticker: asyncio.Task[None] | None = None
 
-    def start(self) -> None:
-        self._ticker = asyncio.create_task(self._tick_forever(), name="txn-coordinator")
+    def start(self, spawn: Spawn) -> None:
+        self._ticker = spawn(self._tick_forever(), "txn-coordinator")
 
     async def stop(self) -> None:
         tasks = [t for t in (self._ticker, *self._marker_tasks.values(), *self._background) if t]

@@ -14,6 +14,7 @@ import pytest
 
 from kafkalite.controller.raft_quorum import RaftQuorum, VoterAddress
 from kafkalite.raft.config import RaftConfig
+from kafkalite.supervision import TaskSupervisor
 
 pytestmark = [pytest.mark.unit, pytest.mark.asyncio]
 
@@ -29,7 +30,7 @@ async def test_a_quorum_woken_by_every_message_still_stops(tmp_path: Path) -> No
         list,
         1 << 30,
     )
-    quorum.start()
+    quorum.start(TaskSupervisor(lambda task, exc: None).spawn)
     async with asyncio.timeout(5):
         while not quorum.is_active:
             await asyncio.sleep(0.01)

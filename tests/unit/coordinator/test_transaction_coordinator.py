@@ -20,6 +20,7 @@ from kafkalite.coordinator.transaction.state import TopicPartition, TransactionS
 from kafkalite.coordinator.transaction.transaction_log import decode
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 from kafkalite.protocol.records import Record
+from kafkalite.supervision import TaskSupervisor
 
 pytestmark = [pytest.mark.unit, pytest.mark.asyncio]
 S = TransactionState
@@ -100,6 +101,9 @@ class Clock:
 
     def __call__(self) -> int:
         return self.now
+
+
+SUPERVISOR = TaskSupervisor(lambda task, exc: None)  # it logs; a dead ticker stalls a test
 
 
 def coordinator(
@@ -204,7 +208,7 @@ async def test_a_new_coordinator_finishes_a_decided_transaction_without_being_as
     leaders.answer = lambda broker, marker, tps: E.none
     log.epoch = 2  # the partition's new leader
     new = coordinator(log, leaders)
-    new.start()
+    new.start(SUPERVISOR.spawn)
     await until(lambda: log.states()[-1] == "CompleteCommit", "CompleteCommit")
     assert sorted(tp for _, tp, committed, _ in leaders.written if committed) == [A, B]
     await new.stop()
@@ -241,7 +245,7 @@ async def test_a_transaction_past_its_timeout_is_aborted_with_a_fencing_epoch() 
     log, leaders, clock, events = FakeLog(), FakeLeaders(), Clock(), []
     c = coordinator(log, leaders, clock, events)
     pid, epoch = await begin(c, A)
-    c.start()
+    c.start(SUPERVISOR.spawn)
     clock.now += 60_001
     await until(lambda: log.states()[-1] == "CompleteAbort", "CompleteAbort")
     assert leaders.written == [(1, A, False, epoch + 1)]  # the marker fences the producer
