@@ -12,24 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from kafkalite.controller.raft_quorum import RaftQuorum, VoterAddress
-from kafkalite.raft.config import RaftConfig
 from kafkalite.supervision import TaskSupervisor
+from tests.unit.controller.single_voter import single_voter_quorum
 
 pytestmark = [pytest.mark.unit, pytest.mark.asyncio]
 
 
 async def test_a_quorum_woken_by_every_message_still_stops(tmp_path: Path) -> None:
-    quorum = RaftQuorum(
-        1,
-        {1: VoterAddress(1, "127.0.0.1", 1)},
-        tmp_path,
-        RaftConfig(),
-        "test-cluster",
-        lambda *args, **kwargs: None,
-        list,
-        1 << 30,
-    )
+    quorum = single_voter_quorum(tmp_path)
     quorum.start(TaskSupervisor(lambda task, exc: None).spawn)
     async with asyncio.timeout(5):
         while not quorum.is_active:

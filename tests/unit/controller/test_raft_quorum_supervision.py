@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from kafkalite.controller.raft_quorum import RaftQuorum, VoterAddress
 from kafkalite.metadata.records import MetadataRecord, TopicRecord
-from kafkalite.raft.config import RaftConfig
 from kafkalite.supervision import TaskSupervisor
+from tests.unit.controller.single_voter import single_voter_quorum
 
 pytestmark = [pytest.mark.unit, pytest.mark.asyncio]
 
@@ -26,16 +25,7 @@ async def test_a_listener_failure_stops_the_driver_before_the_record_counts(
 ) -> None:
     deaths: list[tuple[str, BaseException]] = []
     supervisor = TaskSupervisor(lambda task, exc: deaths.append((task, exc)))
-    quorum = RaftQuorum(
-        1,
-        {1: VoterAddress(1, "127.0.0.1", 1)},
-        tmp_path,
-        RaftConfig(),
-        "test-cluster",
-        lambda *args, **kwargs: None,
-        list,
-        1 << 30,
-    )
+    quorum = single_voter_quorum(tmp_path)
     applied: list[str] = []
 
     def listener(offset: int, record: MetadataRecord) -> None:
