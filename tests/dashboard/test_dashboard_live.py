@@ -41,8 +41,26 @@ def test_buttons_panels_and_a_paused_broker(make_cluster3: Callable[..., Cluster
             what="every replica at offset 20",
         )
 
-        # topic panel: min.insync.replicas through IncrementalAlterConfigs
+        # ... and continuously until switched off
+        panel.continuous.value = True
+        wait_for(lambda: panel.acked >= 40, timeout_s=60, what="continuous sends acknowledged")
+        panel.continuous.value = False
+
+        # topic panel: a new topic with its replication factor, shown at the next refresh
         topics = dashboard.topics
+        topics.new_name.value = "payments"
+        topics.new_partitions.value = 2
+        topics.new_rf.value = 2
+        topics.create.click()
+        wait_for(
+            lambda: {p.name for p in dashboard.state.partitions} >= {"payments-0", "payments-1"},
+            what="the new topic on the dashboard",
+        )
+        assert all(
+            len(p.replicas) == 2 for p in dashboard.state.partitions if p.topic == "payments"
+        )
+
+        # topic panel: min.insync.replicas through IncrementalAlterConfigs
         wait_for(lambda: topics.topic.value == "orders", what="the topic panel's topic")
         topics.min_isr.value = 3
         topics.apply.click()

@@ -25,7 +25,7 @@ from kafkalite.lab.dashboard.strips import (
 
 TRUNCATION_VISIBLE_MS = 60_000
 """How long truncated cells stay visible (struck through) after the truncation."""
-WINDOW_CELLS = 40
+WINDOW_CELLS = 36
 """How many offsets each partition draws: the newest ones."""
 
 VERBS_BY_STATE: dict[str, tuple[str, ...]] = {

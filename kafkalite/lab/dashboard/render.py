@@ -224,7 +224,10 @@ def render_strips(state: DashboardState) -> str:
         body = '<div style="font:12px sans-serif;color:#777">no topics yet</div>'
     else:
         body = "".join(render_partition(p) for p in state.partitions)
-    return f'<div class="kl-strips">{render_legend()}{body}{render_transactions(state)}</div>'
+    return (
+        f'<div class="kl-strips" style="overflow-x:auto">{render_legend()}{body}'
+        f"{render_transactions(state)}</div>"
+    )
 
 
 def render_feed(state: DashboardState, limit: int = 25) -> str:
