@@ -48,6 +48,12 @@ class InternalTopic:
             if name == self.name and p.is_leader
         )
 
+    def replication_factor(self) -> int:
+        """The configured replication factor, at most the brokers alive now (so that a
+        one-broker lab works)."""
+        image = self.broker.image
+        return min(int(image.broker_config(self.replication_config)), len(image.live_brokers()))
+
     def topic_configs(self, replication_factor: int) -> dict[str, str | None]:
         """Configs the topic is created with (compacted: the latest value per key counts)."""
         return {"cleanup.policy": "compact"}
@@ -57,7 +63,7 @@ class InternalTopic:
         image = self.broker.image
         if image.topic(self.name) is not None:
             return
-        rf = min(int(image.broker_config(self.replication_config)), len(image.live_brokers()))
+        rf = self.replication_factor()
         await self.broker.controller.create_topics(
             [
                 CreatableTopic(

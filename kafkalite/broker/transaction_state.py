@@ -1,8 +1,12 @@
 """``__transaction_state`` as the transaction coordinator sees it (see ``internal_topic``).
 
 Like Kafka's, the topic is created with ``min.insync.replicas`` =
-``transaction.state.log.min.isr`` (capped by the replication factor a small cluster
-allows), so a coordinator's decision is on at least that many brokers before it acts.
+``transaction.state.log.min.isr``, so a coordinator's decision is on at least that many
+brokers before it acts. Its replication factor is capped by the cluster's brokers, not by
+those alive at the moment: created while one broker is down, it would be left with fewer
+replicas than ``min.insync.replicas`` tolerates losing, and one more failure would stop
+every transaction. Until all can host a replica, creation fails and FindCoordinator answers
+COORDINATOR_NOT_AVAILABLE (the client retries), as Kafka does.
 """
 
 from __future__ import annotations
@@ -24,6 +28,10 @@ class BrokerTransactionStateTopic(InternalTopic):
             "transaction.state.log.num.partitions",
             "transaction.state.log.replication.factor",
         )
+
+    def replication_factor(self) -> int:
+        image = self.broker.image
+        return min(int(image.broker_config(self.replication_config)), len(image.brokers))
 
     def topic_configs(self, replication_factor: int) -> dict[str, str | None]:
         min_isr = int(self.broker.image.broker_config("transaction.state.log.min.isr"))
