@@ -1,5 +1,7 @@
-"""``kafkalite status`` as rich tables: brokers, partitions (every replica's offsets) and
-the metadata quorum, drawn from one ``Cluster.status()`` snapshot (pure: no I/O)."""
+"""``kafkalite status`` as rich tables: brokers, partitions (every replica's offsets, the
+open transactions that hold the last stable offset back), the metadata quorum and the
+transactions the coordinators know, drawn from one ``Cluster.status()`` snapshot (pure: no
+I/O)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ def status_table(status: dict[str, Any]) -> Group:
         "HW",
         "LSO",
         "replicas (LEO/HW)",
+        "open txns (pid.epoch@first)",
     ):
         partitions.add_column(column)
     for p in status["partitions"]:
@@ -40,10 +43,21 @@ def status_table(status: dict[str, Any]) -> Group:
             str(p["high_watermark"]),
             str(p["last_stable_offset"]),
             replicas,
+            " ".join(
+                f"{t['producer_id']}.{t['producer_epoch']}@{t['first_offset']}"
+                for t in p.get("open_transactions", [])
+            ),
         )
+    tables = [brokers, partitions]
     quorum = status.get("quorum")
-    if not quorum:
-        return Group(brokers, partitions)
+    if quorum:
+        tables.append(quorum_table(quorum))
+    if status.get("transactions"):
+        tables.append(transactions_table(status["transactions"]))
+    return Group(*tables)
+
+
+def quorum_table(quorum: dict[str, Any]) -> Table:
     voters = Table(
         title="metadata quorum",
         caption=f"leader {quorum['leader']} · epoch {quorum['epoch']} · "
@@ -53,4 +67,28 @@ def status_table(status: dict[str, Any]) -> Group:
         voters.add_column(column)
     for v in quorum["voters"]:
         voters.add_row(str(v["id"]), str(v["log_end_offset"]), str(v["lag"]))
-    return Group(brokers, partitions, voters)
+    return voters
+
+
+def transactions_table(transactions: list[dict[str, Any]]) -> Table:
+    """Each transactional id with its coordinator's view: state and partitions."""
+    table = Table(title="transactions (from their coordinators)")
+    for column in (
+        "transactional.id",
+        "producer (id.epoch)",
+        "state",
+        "partitions",
+        "coordinator",
+        "timeout ms",
+    ):
+        table.add_column(column)
+    for t in transactions:
+        table.add_row(
+            t["transactional_id"],
+            f"{t['producer_id']}.{t['producer_epoch']}",
+            t["state"],
+            " ".join(t["partitions"]),
+            str(t.get("coordinator", "")),
+            str(t["timeout_ms"]),
+        )
+    return table

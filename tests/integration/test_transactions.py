@@ -252,3 +252,46 @@ def test_kcat_reads_committed_data_only(cluster3: Cluster) -> None:
         "commit-b",
         "__end__",
     ]
+
+
+def test_aborted_and_open_transactions_survive_kill_9(fresh_cluster: Cluster) -> None:
+    """After kill -9 and a restart (log recovery), read_committed readers still skip the
+    aborted transactions (from the ``.txnindex`` files), a transaction left open still holds
+    the LSO back, and the restarted coordinator aborts it when its producer is replaced."""
+    bootstrap = fresh_cluster.bootstrap_servers
+    topic, txn_id = name("out"), name("tx")
+    create_topic(bootstrap, topic, 1, 1)
+    producer = txn_producer(bootstrap, txn_id)
+    for outcome in ("abort", "commit", "abort"):
+        producer.begin_transaction()
+        producer.produce(topic, outcome.encode())
+        producer.flush(30)
+        if outcome == "commit":
+            producer.commit_transaction(30)
+        else:
+            producer.abort_transaction(30)
+    producer.begin_transaction()
+    producer.produce(topic, b"left-open")
+    producer.flush(30)
+    fresh_cluster.kill(1)
+    fresh_cluster.start(1)
+
+    def topic_state() -> dict | None:
+        found = [p for p in fresh_cluster.status()["partitions"] if p["topic"] == topic]
+        return found[0] if found and found[0]["leader"] is not None else None
+
+    state = wait_for(topic_state, 30, "the partition back")
+    assert [t["last_offset"] for t in state["aborted_transactions"]] == [1, 5]
+    assert [t["first_offset"] for t in state["open_transactions"]] == [6]
+    assert state["last_stable_offset"] <= 6
+    successor = txn_producer(bootstrap, txn_id)  # fences the old producer, aborts its txn
+    successor.begin_transaction()
+    successor.produce(topic, b"after-restart")
+    successor.commit_transaction(30)
+    write_sentinels(bootstrap, topic, 1)
+    assert confluent_read(bootstrap, topic, 1, "read_committed") == {
+        0: [b"commit", b"after-restart"]
+    }
+    assert kafka_python_read(bootstrap, topic, 1, "read_committed") == {
+        0: [b"commit", b"after-restart"]
+    }
