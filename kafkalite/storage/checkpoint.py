@@ -1,6 +1,8 @@
 """Small text files replaced atomically: write a temp file, fsync, rename, fsync the dir.
 
-A crash leaves either the old file or the new one, never half of each.
+A crash leaves either the old file or the new one, never half of each. A file that is only
+a hint, safe to lose (a recovery point: an older one only means more recovery), is
+written ``durable=False``: renamed without the two fsyncs, which cost milliseconds.
 """
 
 from __future__ import annotations
@@ -9,13 +11,16 @@ import os
 from pathlib import Path
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str, *, durable: bool = True) -> None:
     tmp = path.with_name(path.name + ".tmp")
     with tmp.open("w") as f:
         f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
+        if durable:
+            f.flush()
+            os.fsync(f.fileno())
     os.replace(tmp, path)
+    if not durable:
+        return
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(dir_fd)

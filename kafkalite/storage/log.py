@@ -7,12 +7,15 @@ Directory ``<data dir>/<topic>-<partition>/``::
     leader-epoch-checkpoint             epoch -> start offset (see ``leader_epoch_cache``)
     log-start-offset                    first offset still readable (DeleteRecords, retention)
     recovery-point                      every batch below this offset was fsynced
+    00000000000000001200.snapshot       producer state below 1200 (see ``producer_snapshot``)
     clean-shutdown                      present only after ``close()``: recovery can be skipped
 
 Appends go to the active (last) segment; it rolls when full (``segment.bytes``) or old
 (``segment.ms``). Like Kafka, the broker does not fsync every append: a ``kill -9`` keeps
-the page cache, and replication is what protects against a lost machine. After an unclean
-stop, recovery re-validates everything past the recovery point and cuts a torn tail.
+the page cache, and replication is what protects against a lost machine. A roll fsyncs
+the closed segment, moves the recovery point to the new one and snapshots the producer
+state there, so after an unclean stop recovery re-validates only the active segment (cut
+at a torn tail) and replays only its batches into the producer state.
 Not thread-safe: owned by the broker's event loop.
 """
 
@@ -44,6 +47,11 @@ from kafkalite.storage.errors import (
     RecordTooLargeError,
 )
 from kafkalite.storage.leader_epoch_cache import LeaderEpochCache
+from kafkalite.storage.producer_snapshot import (
+    delete_snapshots_above,
+    load_latest_snapshot,
+    write_snapshot,
+)
 from kafkalite.storage.producer_state import AppendOrigin, ProducerStateManager
 from kafkalite.storage.recovery import recover_segment
 from kafkalite.storage.segment import LogSegment
@@ -105,7 +113,7 @@ class Log:
                 segment.txn_index.reset()  # rebuilt below from the batches that survived
                 recovered.add(base)
             else:
-                segment.load(self.config.index_interval_bytes)
+                segment.load_from_index(self.config.index_interval_bytes)
             if self.segments and segment.base_offset < self.segments[-1].next_offset:
                 log.warning("%s: segment %d overlaps its predecessor; dropping it", self.dir, base)
                 segment.delete()
@@ -139,13 +147,19 @@ class Log:
         return not later or later[0] > self.recovery_point
 
     def _rebuild_producer_state(self, reindex: set[int] | None = None) -> None:
-        """Replay every batch header into the producer state. Segments in ``reindex``
-        (re-validated by recovery) get their aborted-transaction index rebuilt on the way."""
-        self.producer_state.clear()
-        for segment in self.segments:
-            index = reindex is not None and segment.base_offset in reindex
-            for pos, header in segment.scan(0):
-                if header.last_offset < self.log_start_offset:
+        """Load the newest producer snapshot at or below where the log is known good (the
+        first segment in ``reindex``, re-validated by recovery, else the log end), then
+        replay the batch headers after it. Segments in ``reindex`` get their
+        aborted-transaction index rebuilt on the way."""
+        reindex = reindex or set()
+        delete_snapshots_above(self.dir, self.log_end_offset)
+        good_until = min(reindex, default=self.log_end_offset)
+        snapshot = load_latest_snapshot(self.dir, good_until, self.producer_state)
+        start = max(self.log_start_offset, snapshot or 0)
+        for segment in self.segments[self._segment_for(start) :]:
+            index = segment.base_offset in reindex
+            for pos, header in segment.scan(segment.position_for(start)):
+                if header.last_offset < start:
                     continue
                 batch = segment.read_bytes(pos, header.size_in_bytes) if header.is_control else None
                 self._track_producer(segment, header, batch, index)
@@ -278,7 +292,16 @@ class Log:
         too_big = active.size + incoming > self.config.segment_bytes
         too_old = self.now_ms() - active.created_ms > self.config.segment_ms
         if active.size > 0 and (too_big or too_old):
-            self.segments.append(LogSegment(self.dir, active.next_offset, self.now_ms()))
+            self._roll()
+
+    def _roll(self) -> None:
+        """Start a new active segment. As Kafka does at a roll, the closed segment is
+        fsynced (the recovery point moves up to the new base) and the producer state is
+        snapshotted there."""
+        base = self.log_end_offset
+        self.segments.append(LogSegment(self.dir, base, self.now_ms()))
+        self.flush(up_to=base)
+        write_snapshot(self.dir, base, self.producer_state)
 
     # ---- reading -------------------------------------------------------------------
 
@@ -442,7 +465,7 @@ class Log:
         active.txn_index.truncate_to(offset)
         self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
-        self._rebuild_producer_state()
+        self._rebuild_producer_state()  # from the newest snapshot not above the new end
 
     def maybe_increment_log_start_offset(self, offset: int) -> bool:
         """Move the log start offset up to ``offset`` and drop segments wholly below it:
@@ -470,6 +493,7 @@ class Log:
         write_atomically(self.dir / "recovery-point", f"{offset}\n")
         self.leader_epoch_cache.clear()
         self.producer_state.clear()
+        delete_snapshots_above(self.dir, -1)
 
     def _delete_segments_below(self, offset: int) -> list[int]:
         deleted = []
@@ -507,15 +531,20 @@ class Log:
 
     # ---- durability ----------------------------------------------------------------
 
-    def flush(self) -> None:
+    def flush(self, up_to: int | None = None) -> None:
+        """fsync the segments holding batches below ``up_to`` (default: the log end) that
+        are not yet, and checkpoint the recovery point there. The checkpoint is written
+        after the fsync and need not be durable itself: an older one means more recovery."""
+        end = self.log_end_offset if up_to is None else up_to
         for segment in self.segments:
-            if segment.next_offset > self.recovery_point:
+            if segment.base_offset < end and segment.next_offset > self.recovery_point:
                 segment.flush()
-        self.recovery_point = self.log_end_offset
-        write_atomically(self.dir / "recovery-point", f"{self.recovery_point}\n")
+        self.recovery_point = max(self.recovery_point, end)
+        write_atomically(self.dir / "recovery-point", f"{self.recovery_point}\n", durable=False)
 
     def close(self) -> None:
         self.flush()
+        write_snapshot(self.dir, self.log_end_offset, self.producer_state)
         for segment in self.segments:
             segment.close()
         (self.dir / CLEAN_SHUTDOWN).touch()

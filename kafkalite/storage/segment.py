@@ -14,11 +14,17 @@ Files are named by the segment's base offset, zero-padded to 20 digits, as in Ka
 An entry is added when at least ``index.interval.bytes`` were appended since the last
 one, so a lookup reads the index (in memory) and then scans a few batch headers. The
 index is only a hint: recovery rebuilds it from the ``.log`` whenever it is in doubt.
+
+Opening a segment below the recovery point trusts its index (Kafka does too): only the
+batches after the last index entry are read, to find where the segment ends. Its largest
+timestamp, which only retention and timestamp lookups need, is read when first asked for.
+So a broker with a gigabyte of log starts without reading the gigabyte.
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
 import os
 import struct
 from collections.abc import Iterator
@@ -50,7 +56,7 @@ class LogSegment:
         self._fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         self.size = os.fstat(self._fd).st_size
         self.next_offset = base_offset
-        self.max_timestamp = -1
+        self._max_timestamp: int | None = -1  # None: not read yet (see ``max_timestamp``)
         self.created_ms = created_ms
         self._index_offsets: list[int] = []
         self._index_positions: list[int] = []
@@ -65,10 +71,57 @@ class LogSegment:
         self._index_positions.clear()
         self._bytes_since_index = index_interval_bytes  # index the first batch
         self.next_offset = self.base_offset
-        self.max_timestamp = -1
+        self._max_timestamp = -1
         for pos, header in self.scan(0):
             self._track(pos, header, index_interval_bytes)
         self._write_index()
+
+    def load_from_index(self, index_interval_bytes: int) -> None:
+        """Open a segment known to be intact (below the recovery point): take its index as
+        written and read only the batches after the last entry. An index that does not
+        fit the file (Kafka's ``sanityCheck``) is rebuilt by a full :meth:`load`."""
+        entries = self._read_index()
+        if entries is None:
+            self.load(index_interval_bytes)
+            return
+        self._index_offsets = [o for o, _ in entries]
+        self._index_positions = [p for _, p in entries]
+        start = self._index_positions[-1] if entries else 0
+        self.next_offset = self.base_offset
+        self._bytes_since_index = index_interval_bytes if not entries else 0
+        try:
+            for pos, header in self.scan(start):
+                self.next_offset = header.next_offset
+                if pos > start:
+                    self._bytes_since_index += header.size_in_bytes
+        except InvalidBatchError:
+            self.load(index_interval_bytes)
+            return
+        self._max_timestamp = None if self.size else -1
+
+    def _read_index(self) -> list[tuple[int, int]] | None:
+        """The index entries, or None when they cannot belong to this ``.log``."""
+        try:
+            data = self.index_path.read_bytes()
+        except FileNotFoundError:
+            return None if self.size else []
+        if len(data) % _INDEX_ENTRY.size or (self.size and not data):
+            return None
+        entries = [
+            (relative + self.base_offset, position)
+            for relative, position in _INDEX_ENTRY.iter_unpack(data)
+        ]
+        ordered = all(a[0] < b[0] and a[1] < b[1] for a, b in itertools.pairwise(entries))
+        if not ordered or (entries and (entries[0][1] != 0 or entries[-1][1] >= self.size)):
+            return None
+        return entries
+
+    @property
+    def max_timestamp(self) -> int:
+        """The largest batch timestamp in the segment (-1 when empty)."""
+        if self._max_timestamp is None:
+            self._max_timestamp = max((h.max_timestamp for _, h in self.scan(0)), default=-1)
+        return self._max_timestamp
 
     def scan(self, start: int, end: int | None = None) -> Iterator[tuple[int, RecordBatchHeader]]:
         """Headers of the complete batches from ``start``; reads in large chunks."""
@@ -104,7 +157,7 @@ class LogSegment:
     def _track(self, position: int, header: RecordBatchHeader, interval: int) -> bool:
         """Account for one batch; True when it gets an index entry."""
         self.next_offset = header.next_offset
-        self.max_timestamp = max(self.max_timestamp, header.max_timestamp)
+        self._max_timestamp = max(self.max_timestamp, header.max_timestamp)
         self._bytes_since_index += header.size_in_bytes
         if self._bytes_since_index < interval and self._index_offsets:
             return False
@@ -126,6 +179,8 @@ class LogSegment:
         self.load(index_interval_bytes)
 
     def flush(self) -> None:
+        """fsync the ``.log`` (the ``.index`` is a hint: checked when loaded, rebuilt if
+        it does not fit) and the aborted-transaction index."""
         os.fsync(self._fd)
         self.txn_index.flush()
 
