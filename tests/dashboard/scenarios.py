@@ -70,6 +70,12 @@ def _produce(
             producer.close(timeout=5)
 
 
+def _settled(partition: dict[str, Any]) -> bool:
+    """Every replica's log ends at the partition's high watermark: nothing in flight."""
+    ends = {r["log_end_offset"] for r in partition["replicas"]}
+    return ends == {partition["high_watermark"]}
+
+
 def kill_leader(cluster: Cluster) -> list[Step]:
     """acks=all writes, then SIGKILL of the partition leader: a new leader, a new epoch,
     an ISR without the dead broker, and nothing lost."""
@@ -109,7 +115,10 @@ def pause_follower(cluster: Cluster) -> list[Step]:
     wait_for(lambda: follower not in rec.partition()["isr"], what="the ISR to shrink")
     rec.step("follower paused")
     cluster.resume(follower)
-    wait_for(lambda: follower in rec.partition()["isr"], what="the ISR to expand")
+    wait_for(
+        lambda: follower in (p := rec.partition())["isr"] and _settled(p),
+        what="the ISR to expand, every replica at the HW",
+    )
     rec.step("follower resumed")
     return rec.steps
 
@@ -159,13 +168,18 @@ def transactions(cluster: Cluster) -> list[Step]:
                 producer.abort_transaction()
         wait_for(
             lambda: (
-                rec.partition()["open_transactions"] and rec.partition()["aborted_transactions"]
+                _settled(p := rec.partition())
+                and p["open_transactions"]
+                and p["aborted_transactions"]
             ),
-            what="an open and an aborted transaction",
+            what="an open and an aborted transaction, every replica at the HW",
         )
         rec.step("open and aborted")
         producer.commit_transaction()
-        wait_for(lambda: not rec.partition()["open_transactions"], what="no open transaction")
+        wait_for(
+            lambda: _settled(p := rec.partition()) and not p["open_transactions"],
+            what="no open transaction, every replica at the HW",
+        )
         rec.step("all ended")
     finally:
         producer.close(timeout=5)

@@ -1,105 +1,26 @@
 """The dashboard model driven by ``/state`` snapshots and events recorded from a real
 three-broker cluster (``python -m tests.dashboard.scenarios`` re-records them): a killed
-leader, a paused follower, and an isolated ``acks=1`` leader whose writes are truncated."""
+leader, a paused follower, an isolated ``acks=1`` leader whose writes are truncated, and
+transactions committed, aborted and left open. What each must show is in
+``tests/dashboard/expectations.py``."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from kafkalite.lab.dashboard.model import TRUNCATION_VISIBLE_MS, DashboardModel, DashboardState
-from kafkalite.lab.dashboard.render import render_html
-from kafkalite.lab.dashboard.strips import CellKind
+from tests.dashboard.expectations import EXPECTATIONS
 
 pytestmark = pytest.mark.unit
 
 RECORDED = Path(__file__).parent / "recorded"
 
 
-def replay(name: str) -> tuple[DashboardModel, list[DashboardState], list[dict[str, Any]]]:
-    steps = json.loads((RECORDED / f"{name}.json").read_text())
-    model = DashboardModel()
-    states = [model.update(s["status"], s["events"], s["time_ms"]) for s in steps]
-    return model, states, steps
-
-
-def kinds(state: DashboardState, broker: int) -> list[str]:
-    row = next(r for r in state.partition("orders", 0).replicas if r.broker == broker)
-    return [str(c.kind) for c in row.cells]
-
-
-def test_killed_leader_a_new_leader_and_epoch_the_dead_log_still_in_view() -> None:
-    _, (before, after), _ = replay("kill_leader")
-    p0 = before.partition("orders", 0)
-    old = p0.leader
-    assert old is not None and p0.high_watermark == 12
-    assert all(kinds(before, b) == ["committed"] * 12 for b in (1, 2, 3))
-    assert before.broker(old).leads == 1
-
-    p1 = after.partition("orders", 0)
-    assert p1.leader not in (None, old)
-    assert p1.leader_epoch == p0.leader_epoch + 1
-    assert old not in p1.isr
-    dead = after.broker(old)
-    assert (dead.state, dead.verbs, dead.leads) == ("dead", ("start",), 0)
-    assert after.broker(p1.leader).leads == 1  # type: ignore[arg-type]
-    row = next(r for r in p1.replicas if r.broker == old)
-    # the dead broker no longer answers: its last reported log, greyed, out of the ISR
-    assert row.last_seen and not row.in_isr and row.log_end_offset == 12
-    assert len(row.cells) == 12
-    texts = [i.text for i in after.feed]
-    assert any(f"broker {p1.leader} is leader, epoch {p1.leader_epoch}" in t for t in texts)
-    assert any(f"ISR shrank, [{old}] out" in t for t in texts)
-
-
-def test_paused_follower_leaves_the_isr_and_rejoins_after_resume() -> None:
-    _, (written, paused, resumed), _ = replay("pause_follower")
-    assert all(kinds(written, b) == ["committed"] * 5 for b in (1, 2, 3))
-    follower = next(b for b in paused.brokers if b.state == "paused")
-    assert follower.verbs == ("resume", "kill")
-    p = paused.partition("orders", 0)
-    assert follower.id not in p.isr
-    row = next(r for r in p.replicas if r.broker == follower.id)
-    assert row.last_seen and not row.in_isr
-    assert any("ISR shrank" in i.text for i in paused.feed)
-
-    assert resumed.broker(follower.id).verbs == ("kill", "stop", "pause", "isolate")
-    p = resumed.partition("orders", 0)
-    assert follower.id in p.isr
-    assert all(kinds(resumed, b) == ["committed"] * 10 for b in (1, 2, 3))
-    assert resumed.feed[0].category == "isr" and "ISR expanded" in resumed.feed[0].text
-
-
-def test_isolated_leader_acks_1_writes_are_uncommitted_then_truncated() -> None:
-    model, (isolated, healed), steps = replay("isolated_leader_truncation")
-    old = next(b for b in isolated.brokers if b.state == "isolated")
-    assert old.verbs == ("kill", "stop", "pause", "heal")
-    p = isolated.partition("orders", 0)
-    assert p.leader != old.id and p.high_watermark == 9  # 6 before + 3 after the election
-    row = next(r for r in p.replicas if r.broker == old.id)
-    # it still believes it leads in the old epoch; its 4 acks=1 writes were never committed
-    assert row.leader_epoch is not None and row.leader_epoch < p.leader_epoch
-    assert kinds(isolated, old.id) == ["committed"] * 6 + ["uncommitted"] * 4
-    assert kinds(isolated, p.leader) == ["committed"] * 9  # type: ignore[arg-type]
-
-    # on heal it truncated offsets 6..9: 6..8 hold the new leader's records now (replaced),
-    # 9 is gone and stays drawn, struck through
-    cells = next(r for r in healed.partition("orders", 0).replicas if r.broker == old.id).cells
-    assert [(c.offset, c.kind, c.replaced) for c in cells[6:]] == [
-        (6, CellKind.COMMITTED, True),
-        (7, CellKind.COMMITTED, True),
-        (8, CellKind.COMMITTED, True),
-        (9, CellKind.TRUNCATED, False),
-    ]
-    assert any(f"broker {old.id} truncated offsets 6..9 (4 records)" in i.text for i in healed.feed)
-    # "for a while": the same snapshot a minute later shows the log as it is
-    later = model.update(steps[-1]["status"], [], steps[-1]["time_ms"] + TRUNCATION_VISIBLE_MS)
-    cells = next(r for r in later.partition("orders", 0).replicas if r.broker == old.id).cells
-    assert [c.kind for c in cells] == [CellKind.COMMITTED] * 9
-    assert not any(c.replaced for c in cells)
+@pytest.mark.parametrize("scenario", sorted(EXPECTATIONS))
+def test_recorded_scenario(scenario: str) -> None:
+    EXPECTATIONS[scenario](json.loads((RECORDED / f"{scenario}.json").read_text()))
 
 
 def test_recorded_replica_rows_carry_the_contract_fields() -> None:
@@ -109,27 +30,3 @@ def test_recorded_replica_rows_carry_the_contract_fields() -> None:
             for p in step["status"]["partitions"]:
                 for r in p["replicas"]:
                     assert {"leader_epoch", "log_start_offset", "in_isr", "state"} <= set(r)
-
-
-def test_transactions_aborted_open_and_then_committed() -> None:
-    """A committed transaction (offsets 0-2, its marker at 3), an aborted one (4-6, marker
-    7) and one left open (8-10): the LSO waits at 8 while the HW is at 11."""
-    _, (open_, ended), _ = replay("transactions")
-    p = open_.partition("orders", 0)
-    assert (p.high_watermark, p.last_stable_offset) == (11, 8)
-    assert kinds(open_, p.leader) == (  # type: ignore[arg-type]
-        ["committed"] * 4 + ["aborted"] * 4 + ["open_txn"] * 3
-    )
-    assert [t["state"] for t in open_.transactions] == ["Ongoing"]
-    html = render_html(open_)
-    assert 'data-marker="LSO" data-offset="8"' in html
-    assert "open transaction of producer 0 from 8" in html
-    texts = [i.text for i in open_.feed if i.category == "txn"]
-    assert any("transaction dashboard-tx aborted" in t for t in texts)
-    assert any("transaction dashboard-tx committed" in t for t in texts)
-
-    p = ended.partition("orders", 0)
-    assert (p.high_watermark, p.last_stable_offset) == (12, 12)
-    assert kinds(ended, p.leader) == (  # type: ignore[arg-type]
-        ["committed"] * 4 + ["aborted"] * 4 + ["committed"] * 4
-    )
