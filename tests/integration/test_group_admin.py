@@ -13,7 +13,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaException
 from confluent_kafka import TopicPartition as CTP
 from confluent_kafka.admin import AdminClient
-from kafka import KafkaAdminClient, TopicPartition
+from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.errors import GroupIdNotFoundError, NonEmptyGroupError
 from kafka.structs import OffsetAndMetadata
 
@@ -254,3 +254,35 @@ def test_a_cooperative_consumer_survives_the_deletion_of_one_of_its_topics(
         started = time.monotonic()
         consumer.close()
     assert time.monotonic() - started < 10
+
+
+def test_a_kafka_python_static_member_restarts_without_a_rebalance(
+    cluster: Cluster, topic: str, group: str
+) -> None:
+    bootstrap = cluster.bootstrap_servers
+    create_topic(bootstrap, topic, 2, 1)
+
+    def start() -> KafkaConsumer:
+        consumer = KafkaConsumer(
+            topic,
+            bootstrap_servers=bootstrap,
+            group_id=group,
+            group_instance_id="lab-member",
+            session_timeout_ms=20_000,
+            heartbeat_interval_ms=300,
+            enable_auto_commit=False,
+        )
+        wait_for(lambda: consumer.poll(100) is not None and consumer.assignment(), what="assigned")
+        return consumer
+
+    first = start()
+    before = sorted(p.partition for p in first.assignment())
+    first.close()  # a static member leaves no LeaveGroup behind: its place is kept
+    again = start()
+    try:
+        assert sorted(p.partition for p in again.assignment()) == before == [0, 1]
+    finally:
+        again.close()
+    assert len(_rebalances(cluster, group)) == 1
+    rejoined = [e for e in cluster.events() if e["type"] == "static_member_rejoined"]
+    assert [e["group_instance_id"] for e in rejoined if e["group"] == group] == ["lab-member"]
