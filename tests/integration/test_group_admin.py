@@ -277,12 +277,13 @@ def test_a_kafka_python_static_member_restarts_without_a_rebalance(
 
     first = start()
     before = sorted(p.partition for p in first.assignment())
+    rebalances = len(_rebalances(cluster, group))  # kafka-python may rejoin once at start
     first.close()  # a static member leaves no LeaveGroup behind: its place is kept
     again = start()
     try:
         assert sorted(p.partition for p in again.assignment()) == before == [0, 1]
     finally:
         again.close()
-    assert len(_rebalances(cluster, group)) == 1
+    assert len(_rebalances(cluster, group)) == rebalances
     rejoined = [e for e in cluster.events() if e["type"] == "static_member_rejoined"]
     assert [e["group_instance_id"] for e in rejoined if e["group"] == group] == ["lab-member"]
