@@ -17,7 +17,7 @@ from kafkalite.cluster.event_stream import EventStream
 from kafkalite.cluster.introspection_http import HTTP_TIMEOUT_S, fetch_json
 from kafkalite.cluster.local import LocalProcessBackend
 from kafkalite.cluster.snapshot import merge_status
-from kafkalite.cluster.spec import BrokerSpec, ClusterError, ClusterSpec, check_port_free
+from kafkalite.cluster.spec import SPEC_FILE, BrokerSpec, ClusterError, ClusterSpec, check_port_free
 from kafkalite.metadata.config_defs import InvalidConfigError, validate_broker_configs
 
 READY_TIMEOUT_S = 30.0
@@ -27,6 +27,7 @@ class Cluster:
     def __init__(self, spec: ClusterSpec, backend: ClusterBackend | None = None) -> None:
         self.spec = spec
         self.backend: ClusterBackend = backend or LocalProcessBackend()
+        self._spec_stamp: int | None = None
 
     # ---- lifecycle -----------------------------------------------------------------
 
@@ -170,6 +171,27 @@ class Cluster:
         self.start(broker_id, wait)
 
     # ---- seeing inside -------------------------------------------------------------
+
+    def follow_other_shells(self) -> None:
+        """Take the broker processes another shell recorded in ``cluster.json`` since this
+        object loaded it (``kafkalite start 2`` in a terminal gives broker 2 a new pid), so
+        a long-lived holder such as a notebook's dashboard does not report it dead."""
+        path = Path(self.spec.root) / SPEC_FILE
+        try:
+            stamp = path.stat().st_mtime_ns
+        except OSError:
+            return
+        if stamp == self._spec_stamp:
+            return
+        self._spec_stamp = stamp
+        try:
+            on_disk = ClusterSpec.load(Path(self.spec.root))
+        except ClusterError:
+            return
+        for broker in self.spec.brokers:
+            recorded = next((b for b in on_disk.brokers if b.broker_id == broker.broker_id), None)
+            if recorded is not None:
+                broker.pid, broker.stopped = recorded.pid, recorded.stopped
 
     def broker_states(self) -> dict[int, BrokerState]:
         isolated = self.backend.isolated(self.spec)

@@ -15,6 +15,7 @@ from kafka import KafkaConsumer
 
 from kafkalite.cluster import Cluster
 from kafkalite.lab.dashboard import Dashboard
+from tests.support.cli import kafkalite
 from tests.support.topics import create_topic
 from tests.support.waiting import wait_for
 
@@ -129,6 +130,25 @@ def test_a_new_dashboard_of_the_same_cluster_replaces_the_live_one(
     finally:
         first.close()
         second.close()
+
+
+def test_a_broker_restarted_from_a_terminal_reads_running(
+    make_cluster3: Callable[..., Cluster],
+) -> None:
+    """The notebook's cluster object was loaded before ``kafkalite start`` gave broker 2 a
+    new process in another shell; the dashboard must follow, not report it dead."""
+    cluster = make_cluster3()
+    dashboard = Dashboard(cluster)
+    try:
+        root = cluster.spec.root
+        assert kafkalite("kill", "2", "--dir", root).returncode == 0
+        wait_for(lambda: dashboard.state.broker(2).state == "dead", what="broker 2 dead")
+        started = kafkalite("start", "2", "--dir", root)
+        assert started.returncode == 0, started.stderr
+        wait_for(lambda: dashboard.state.broker(2).state == "running", what="broker 2 running")
+        assert dashboard.cards[2].buttons["kill"].disabled is False
+    finally:
+        dashboard.close()
 
 
 def test_event_stream_follows_a_restarted_broker(make_cluster3: Callable[..., Cluster]) -> None:

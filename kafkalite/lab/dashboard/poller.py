@@ -53,6 +53,7 @@ class Poller:
     def refresh(self) -> DashboardState:
         """One poll, on the caller's thread; every network call in it is bounded."""
         with self._lock:
+            self.cluster.follow_other_shells()
             states = self.cluster.broker_states()
             # both ask every answering broker, each bounded by timeout_s: side by side, a
             # slow broker costs one timeout per refresh, not two
