@@ -151,6 +151,51 @@ _TEXT: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
             f"took epoch {e.get('producer_epoch')}"
         ),
     ),
+    E.REASSIGNMENT_STARTED: (
+        "isr",
+        lambda e: (
+            f"{_partition(e)}: reassignment to {e.get('target')} started "
+            f"(adding {e.get('adding')}, removing {e.get('removing')})"
+        ),
+    ),
+    E.REASSIGNMENT_COMPLETED: (
+        "isr",
+        lambda e: (
+            f"{_partition(e)}: reassignment "
+            f"{'cancelled' if e.get('cancelled') else 'completed'}, replicas {e.get('replicas')}"
+        ),
+    ),
+    E.REPLICA_DELETED: (
+        "other",
+        lambda e: f"{_partition(e)}: broker {e['broker']} deleted its replica",
+    ),
+    E.LOG_START_ADVANCED: (
+        "other",
+        lambda e: (
+            f"{_partition(e)}: broker {e['broker']}'s log now starts at "
+            f"{e.get('log_start_offset')} ({e.get('reason')})"
+        ),
+    ),
+    E.GROUP_REBALANCED: (
+        "other",
+        lambda e: f"group {e.get('group')} rebalanced (generation {e.get('generation')})",
+    ),
+    E.GROUP_MEMBER_REMOVED: (
+        "other",
+        lambda e: f"group {e.get('group')}: member {e.get('member')} left ({e.get('reason')})",
+    ),
+    E.STATIC_MEMBER_REJOINED: (
+        "other",
+        lambda e: (
+            f"group {e.get('group')}: static member {e.get('group_instance_id')} "
+            "rejoined without a rebalance"
+        ),
+    ),
+    E.GROUP_DELETED: ("other", lambda e: f"group {e.get('group')} deleted"),
+    E.OFFSETS_DELETED: (
+        "other",
+        lambda e: f"group {e.get('group')}: committed offsets deleted",
+    ),
     E.RECORDS_DELETED: (
         "other",
         lambda e: f"{_partition(e)}: records deleted, log start {e.get('log_start_offset')}",

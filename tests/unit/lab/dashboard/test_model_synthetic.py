@@ -188,6 +188,19 @@ def test_feed_words_for_what_the_labs_teach() -> None:
     assert texts[4] == "broker 3: an_event_from_the_future answer=42"  # new types still show
 
 
+def test_every_catalogued_event_type_has_words_or_is_hidden() -> None:
+    """A new event type in ``kafkalite/events.py`` is either worded for the feed or hidden
+    on purpose; the generic fallback is for events from a newer broker."""
+    from kafkalite.events import EventType  # noqa: PLC0415
+    from kafkalite.lab.dashboard.feed import _TEXT, HIDDEN  # noqa: PLC0415
+
+    unworded = [t for t in EventType if t not in _TEXT and t not in HIDDEN]
+    assert unworded == [], (
+        f"give {unworded} words for the dashboard's feed in kafkalite/lab/dashboard/feed.py "
+        "(_TEXT), or add them to HIDDEN there if students need not see them"
+    )
+
+
 def test_text_snapshot_for_logs() -> None:
     text = render_text(DashboardModel().update(snapshot({}), [], NOW))
     assert text.splitlines()[:3] == [
