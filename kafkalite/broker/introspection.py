@@ -27,6 +27,7 @@ RECENT_ABORTED = 100
 def broker_state(broker: Broker) -> dict[str, Any]:
     partitions = []
     for (topic, index), p in sorted(broker.replica_manager.partitions.items()):
+        registration = broker.image.partition(topic, index)
         partitions.append(
             {
                 "topic": topic,
@@ -36,6 +37,9 @@ def broker_state(broker: Broker) -> dict[str, Any]:
                 "partition_epoch": p.partition_epoch,
                 "isr": list(p.isr),
                 "replicas": list(p.replicas),
+                # a reassignment under way: who is joining, who will leave
+                "adding_replicas": list(registration.adding_replicas) if registration else [],
+                "removing_replicas": list(registration.removing_replicas) if registration else [],
                 "log_start_offset": p.log_start_offset,
                 "log_end_offset": p.log_end_offset,
                 "high_watermark": p.high_watermark,

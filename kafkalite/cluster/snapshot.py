@@ -54,6 +54,8 @@ def merge_status(
                     leader_view.get("aborted_transactions", []) if leader_view else []
                 ),
                 "log_start_offset": reference["log_start_offset"],
+                "adding_replicas": reference.get("adding_replicas", []),
+                "removing_replicas": reference.get("removing_replicas", []),
                 "replicas": [
                     _replica_row(r, by_broker.get(r), reference["isr"], states) for r in replica_ids
                 ],

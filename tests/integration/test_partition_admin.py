@@ -116,7 +116,11 @@ def test_moving_a_replica_adds_the_new_one_before_removing_the_old(
             "adding_replicas": [3],
             "removing_replicas": [2],
         }
-        row = wait_for(lambda: _row(brokers, topic), what="the partition in status")
+        row = wait_for(
+            lambda: (r := _row(brokers, topic)) and r["adding_replicas"] == [3] and r,
+            what="the move in status",
+        )
+        assert row["removing_replicas"] == [2]
         assert 2 in row["isr"]  # the old replica stays in sync while the new one catches up
     finally:
         brokers.heal(3)

@@ -183,3 +183,15 @@ def test_status_transactions_come_from_leaders_and_the_newest_coordinator(tmp_pa
     assert [(t["state"], t["coordinator"]) for t in status["transactions"]] == [
         ("PrepareCommit", 2)
     ]
+
+
+def test_status_shows_a_reassignment_under_way_as_its_leader_sees_it(tmp_path: Path) -> None:
+    spec = ClusterSpec.build(tmp_path, 3, 19092, {})
+    states = dict.fromkeys((1, 2, 3), BrokerState.RUNNING)
+    moving = view(1, 1, 10, 8)
+    moving["partitions"][0] |= {"adding_replicas": [3], "removing_replicas": [2]}
+    status = merge_status(spec, states, {1: moving, 2: view(2, 1, 8, 7), 3: None})
+    p = status["partitions"][0]
+    assert (p["adding_replicas"], p["removing_replicas"]) == ([3], [2])
+    settled = merge_status(spec, states, {1: view(1, 1, 10, 8), 2: None, 3: None})
+    assert settled["partitions"][0]["adding_replicas"] == []
