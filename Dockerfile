@@ -2,6 +2,7 @@
 #   broker  one `kafkalite broker` per container, as the course stack runs them
 #   lab     JupyterLab with the labs and every client they use (Spark and Java with
 #           --build-arg WITH_SPARK=1; also the image JupyterHub gives each student)
+#   hub     JupyterHub with DockerSpawner and configurable-http-proxy (docker/jupyterhub/)
 #
 # Layers go from what changes least to what changes most: the base (CA certificates, init,
 # user, virtualenv), then the dependencies (requirements.txt), and last the code, so a
@@ -22,6 +23,7 @@ ENV PATH=/opt/venv/bin:$PATH \
     PIP_CERT=/etc/ssl/certs/ca-certificates.crt \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt \
     PYTHONUNBUFFERED=1
 RUN set -eu; \
     if [ -n "$EXTRA_CA_CERTS" ]; then \
@@ -96,3 +98,21 @@ USER kafkalite
 WORKDIR /home/kafkalite
 EXPOSE 8888
 CMD ["kafkalite-lab"]
+
+# ---- JupyterHub for a class: the hub, its proxy from npm, and the spawner --------------
+FROM base AS hub
+# configurable-http-proxy 4.6 runs on Debian's Node.js 18 (5.x wants 20); npm is needed
+# only to install it
+RUN apt-get update -qq \
+    && apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null \
+    && npm install --global --no-audit --no-fund --loglevel=error configurable-http-proxy@4.6.3 \
+    && apt-get purge -y -qq npm >/dev/null && apt-get autoremove -y -qq >/dev/null \
+    && rm -rf /var/lib/apt/lists/* /root/.npm
+COPY docker/jupyterhub/requirements.txt ./hub-requirements.txt
+RUN pip install --quiet -r hub-requirements.txt
+COPY docker/jupyterhub/jupyterhub_config.py /etc/jupyterhub/jupyterhub_config.py
+RUN mkdir -p /srv/jupyterhub && chown kafkalite:kafkalite /srv/jupyterhub
+USER kafkalite
+WORKDIR /srv/jupyterhub
+EXPOSE 8000
+CMD ["jupyterhub", "-f", "/etc/jupyterhub/jupyterhub_config.py"]

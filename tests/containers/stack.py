@@ -1,9 +1,12 @@
-"""The course stack (``docker-compose.yml``) under a project name of its own, as a test uses it.
+"""The compose projects the container tests bring up, each under a project name of its own:
+the course stack (``docker-compose.yml`` with the socket override) and the class hub
+(``docker/jupyterhub/docker-compose.yml``).
 
-Everything the stack creates carries the compose project's label, so ``leftovers()`` finds
-any container, network or volume that ``down -v`` failed to remove. Images keep a tag per
-clone (``test-<hash of the clone's path>``): they are the build cache of the next run, and
-two clones testing at once never run each other's code.
+Everything a project creates carries its compose project label (and the students'
+containers and volumes the hub makes carry the hub's label), so ``leftovers()`` finds
+whatever ``down -v`` failed to remove. Images keep a tag per clone (``test-<hash of the
+clone's path>``): they are the next run's build cache, and two clones testing at once
+never run each other's code.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from tests.support.waiting import wait_for
 
 PROJECT_LABEL = "com.docker.compose.project"
 ROLE_LABEL = "org.kafkalite.role"
-COMPOSE_FILES = ["docker-compose.yml", "docker/docker-socket.yml"]
+COURSE_FILES = ["docker-compose.yml", "docker/docker-socket.yml"]
+HUB_FILES = ["docker/jupyterhub/docker-compose.yml"]
 
 
 def compose_command() -> list[str]:
@@ -44,41 +48,91 @@ def extra_ca_certs() -> str:
     return "".join(p.read_text() for p in sorted(root.rglob("*.crt"))) if root.exists() else ""
 
 
-class CourseStack:
-    def __init__(self, engine: Engine, base_image: str, workdir: Path, lab_port: int) -> None:
+def http_status(url: str, timeout_s: float = 5) -> int:
+    """The HTTP status of a GET (0: no answer)."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as r:
+            return int(r.status)
+    except urllib.error.HTTPError as exc:
+        return exc.code
+    except OSError:
+        return 0
+
+
+def copy_into(container: Container, files: dict[str, Path], dest: str = "/tmp/kltest") -> None:
+    """Put test files into a container (``files``: path inside ``dest`` -> source)."""
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w") as tar:
+        for name, source in files.items():
+            info = tar.gettarinfo(str(source), arcname=name)
+            info.uid = info.gid = 1000
+            info.mode = 0o755 if source.is_dir() else 0o644
+            if source.is_dir():
+                tar.addfile(info)
+            else:
+                with source.open("rb") as f:
+                    tar.addfile(info, f)
+    container.exec_run(["mkdir", "-p", dest])
+    assert container.put_archive(dest, archive.getvalue())
+
+
+def script_files(scripts: list[str]) -> dict[str, Path]:
+    """What a script from this folder needs inside a container: itself and the waiting helper."""
+    here = Path(__file__).parent
+    support = REPO / "tests" / "support"
+    return {
+        "tests": REPO / "tests",
+        "tests/__init__.py": REPO / "tests" / "__init__.py",
+        "tests/support": support,
+        "tests/support/__init__.py": support / "__init__.py",
+        "tests/support/waiting.py": support / "waiting.py",
+        **{name: here / name for name in scripts},
+    }
+
+
+def docker_exec(
+    engine: Engine,
+    container: Container,
+    command: list[str],
+    env: dict[str, str] | None = None,
+    timeout_s: float = 600,
+) -> subprocess.CompletedProcess[str]:
+    """Run a command in a container as its user, bounded by ``timeout_s``."""
+    environment = [f for k, v in (env or {}).items() for f in ("-e", f"{k}={v}")]
+    return subprocess.run(
+        ["docker", "exec", *environment, str(container.id), *command],
+        env={**os.environ, "DOCKER_HOST": engine.host},
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+    )
+
+
+class ComposeProject:
+    """One compose project: its files, its environment, its leftovers."""
+
+    def __init__(self, engine: Engine, files: list[str], env: dict[str, str]) -> None:
         self.engine = engine
-        self.project = f"kltest{os.getpid()}{int(time.time()) % 100000}"
+        self.files = files
+        self.project = f"kltest{os.getpid()}{int(time.time() * 1000) % 10**7}"
         self.tag = "test-" + hashlib.sha1(str(REPO).encode()).hexdigest()[:8]
-        self.token = hashlib.sha1(os.urandom(16)).hexdigest()
-        self.lab_port = lab_port
-        self.up_seconds = 0.0
-        self.labs = workdir / "labs"
-        shutil.copytree(REPO / "labs", self.labs)
-        uid = 1000 if os.getuid() == 0 else os.getuid()
-        if os.getuid() == 0:  # the notebook server's user must be able to save the labs
-            for path in [self.labs, *self.labs.rglob("*")]:
-                os.chown(path, uid, uid)
         self.env = {
             **os.environ,
             "DOCKER_HOST": engine.host,
             "COMPOSE_PROJECT_NAME": self.project,
-            "BASE_IMAGE": base_image,
             "KAFKALITE_TAG": self.tag,
             "KAFKALITE_EXTRA_CA_CERTS": extra_ca_certs(),
-            "KAFKALITE_LAB_PORT": str(lab_port),
-            "KAFKALITE_LABS": str(self.labs),
-            "KAFKALITE_UID": str(uid),
-            "KAFKALITE_GID": str(uid),
-            "JUPYTER_TOKEN": self.token,
             "DOCKER_SOCKET": engine.socket_path,
             "DOCKER_GID": str(os.stat(engine.socket_path).st_gid),
+            **env,
         }
         self.compose = compose_command()
 
-    def run(self, *args: str, files: list[str] = COMPOSE_FILES, timeout_s: float = 600) -> str:
-        """One compose command on this stack (by default with the Docker socket override)."""
+    def run(self, *args: str, files: list[str] | None = None, timeout_s: float = 600) -> str:
+        """One compose command on this project (by default with its own files)."""
         done = subprocess.run(
-            [*self.compose, *(f for name in files for f in ("-f", name)), *args],
+            [*self.compose, *(f for name in files or self.files for f in ("-f", name)), *args],
             cwd=REPO,
             env=self.env,
             capture_output=True,
@@ -90,25 +144,15 @@ class CourseStack:
             raise AssertionError(f"compose {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
         return done.stdout
 
-    def build(self) -> None:
-        self.run("build", "--force-rm", timeout_s=1500)
-        # the images the previous build of this clone left untagged (the build cache stays)
+    def build(self, *services: str, files: list[str] | None = None) -> None:
+        self.run("build", "--force-rm", *services, files=files, timeout_s=1500)
+        # the images an earlier build of this clone left untagged (the build cache stays)
         self.engine.client.images.prune(
             filters={"dangling": True, "label": "org.kafkalite.image=kafkalite"}
         )
 
-    def up(self, timeout_s: float = 180) -> float:
-        """``up -d``, then wait for healthy brokers and JupyterLab; the seconds it took."""
-        started = time.monotonic()
-        self.run("up", "-d", "--no-build", timeout_s=timeout_s)
-        self.wait_healthy(timeout_s)
-        wait_for(lambda: self.lab_http_status(self.token) == 200, timeout_s, "JupyterLab")
-        return time.monotonic() - started
-
     def down(self) -> None:
-        self.run("down", "-v", "--remove-orphans", "--timeout", "30", timeout_s=300)
-
-    # ---- looking at it -------------------------------------------------------------
+        self.run("down", "-v", "--remove-orphans", "--timeout", "60", timeout_s=300)
 
     def containers(self, role: str | None = None) -> list[Container]:
         labels = [f"{PROJECT_LABEL}={self.project}"]
@@ -116,72 +160,14 @@ class CourseStack:
             labels.append(f"{ROLE_LABEL}={role}")
         return self.engine.client.containers.list(all=True, filters={"label": labels})
 
-    def lab(self) -> Container:
-        (lab,) = self.containers("lab")
-        return lab
-
-    def healthy(self) -> bool:
-        brokers = self.containers("broker")
-        return len(brokers) == 3 and all(
-            c.attrs["State"].get("Health", {}).get("Status") == "healthy" for c in brokers
-        )
-
-    def wait_healthy(self, timeout_s: float = 120) -> None:
-        wait_for(self.healthy, timeout_s, "every broker container healthy")
-
-    def lab_http_status(self, token: str | None) -> int:
-        """HTTP status of JupyterLab's ``/api/status`` on the published port (0: no answer)."""
-        query = f"?token={token}" if token else ""
-        url = f"http://127.0.0.1:{self.lab_port}/api/status{query}"
-        try:
-            with urllib.request.urlopen(url, timeout=5) as r:
-                return int(r.status)
-        except urllib.error.HTTPError as exc:
-            return exc.code
-        except OSError:
-            return 0
-
-    def leftovers(self) -> dict[str, list[str]]:
+    def leftovers(self, label: str | None = None) -> dict[str, list[str]]:
         client = self.engine.client
-        label = {"label": f"{PROJECT_LABEL}={self.project}"}
+        found = {"label": label or f"{PROJECT_LABEL}={self.project}"}
         return {
-            "containers": [c.name for c in client.containers.list(all=True, filters=label)],
-            "networks": [n.name for n in client.networks.list(filters=label)],
-            "volumes": [v.name for v in client.volumes.list(filters=label)],
+            "containers": [c.name for c in client.containers.list(all=True, filters=found)],
+            "networks": [n.name for n in client.networks.list(filters=found)],
+            "volumes": [v.name for v in client.volumes.list(filters=found)],
         }
-
-    # ---- working in the lab container ---------------------------------------------
-
-    def copy_into_lab(self, files: dict[str, Path], dest: str = "/tmp/kltest") -> None:
-        """Put test files into the lab container (``files``: path inside ``dest`` -> source)."""
-        archive = io.BytesIO()
-        with tarfile.open(fileobj=archive, mode="w") as tar:
-            for name, source in files.items():
-                info = tar.gettarinfo(str(source), arcname=name)
-                info.uid = info.gid = 1000
-                info.mode = 0o755 if source.is_dir() else 0o644
-                if source.is_dir():
-                    tar.addfile(info)
-                else:
-                    with source.open("rb") as f:
-                        tar.addfile(info, f)
-        lab = self.lab()
-        lab.exec_run(["mkdir", "-p", dest])
-        assert lab.put_archive(dest, archive.getvalue())
-
-    def exec_lab(
-        self, command: list[str], env: dict[str, str] | None = None, timeout_s: float = 600
-    ) -> subprocess.CompletedProcess[str]:
-        """Run a command in the lab container as its user, bounded by ``timeout_s``."""
-        environment = [f for k, v in (env or {}).items() for f in ("-e", f"{k}={v}")]
-        return subprocess.run(
-            ["docker", "exec", *environment, self.lab().id, *command],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            check=False,
-        )
 
     def inspect(self, container: Container) -> dict[str, Any]:
         try:
@@ -189,3 +175,58 @@ class CourseStack:
         except docker.errors.NotFound:
             return {}
         return container.attrs
+
+
+class CourseStack(ComposeProject):
+    """``docker-compose.yml`` plus the socket override, its labs folder a copy in ``workdir``."""
+
+    def __init__(self, engine: Engine, base_image: str, workdir: Path, lab_port: int) -> None:
+        self.labs = workdir / "labs"
+        shutil.copytree(REPO / "labs", self.labs)
+        uid = 1000 if os.getuid() == 0 else os.getuid()
+        if os.getuid() == 0:  # the notebook server's user must be able to save the labs
+            for path in [self.labs, *self.labs.rglob("*")]:
+                os.chown(path, uid, uid)
+        self.token = hashlib.sha1(os.urandom(16)).hexdigest()
+        self.lab_port = lab_port
+        self.up_seconds = 0.0
+        super().__init__(
+            engine,
+            COURSE_FILES,
+            {
+                "BASE_IMAGE": base_image,
+                "KAFKALITE_LAB_PORT": str(lab_port),
+                "KAFKALITE_LABS": str(self.labs),
+                "KAFKALITE_UID": str(uid),
+                "KAFKALITE_GID": str(uid),
+                "JUPYTER_TOKEN": self.token,
+            },
+        )
+
+    def up(self, timeout_s: float = 180) -> float:
+        """``up -d``, then wait for healthy brokers and JupyterLab; the seconds it took."""
+        started = time.monotonic()
+        self.run("up", "-d", "--no-build", timeout_s=timeout_s)
+        wait_for(self.healthy, timeout_s, "every broker container healthy")
+        wait_for(lambda: self.lab_http_status(self.token) == 200, timeout_s, "JupyterLab")
+        return time.monotonic() - started
+
+    def healthy(self) -> bool:
+        brokers = self.containers("broker")
+        return len(brokers) == 3 and all(
+            c.attrs["State"].get("Health", {}).get("Status") == "healthy" for c in brokers
+        )
+
+    def lab(self) -> Container:
+        (lab,) = self.containers("lab")
+        return lab
+
+    def lab_http_status(self, token: str | None) -> int:
+        """HTTP status of JupyterLab's ``/api/status`` on the published port (0: no answer)."""
+        query = f"?token={token}" if token else ""
+        return http_status(f"http://127.0.0.1:{self.lab_port}/api/status{query}")
+
+    def exec_lab(
+        self, command: list[str], env: dict[str, str] | None = None, timeout_s: float = 600
+    ) -> subprocess.CompletedProcess[str]:
+        return docker_exec(self.engine, self.lab(), command, env, timeout_s)

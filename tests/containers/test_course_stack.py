@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from kafkalite.cluster import Cluster
-from tests.containers.engine import REPO, Engine
-from tests.containers.stack import CourseStack
+from tests.containers.engine import Engine
+from tests.containers.stack import CourseStack, copy_into, script_files
 from tests.support.ports import free_base_port
 from tests.support.topics import create_topic
 from tests.support.waiting import wait_for
@@ -102,21 +102,28 @@ def _shape(value: Any) -> Any:
     return "value"
 
 
+def test_lab_04_runs_in_the_lab_container_against_the_broker_containers(
+    stack: CourseStack,
+) -> None:
+    copy_into(stack.lab(), script_files(["lab04_steps.py"]))
+    done = stack.exec_lab(["python", "/tmp/kltest/lab04_steps.py"], timeout_s=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert report["backend"] == "docker"
+    assert report["bootstrap"] == "broker-1:9092,broker-2:9092,broker-3:9092"
+    assert report["new_leader"] != report["old_leader"]
+    assert (report["acked"], report["missing"]) == (100, [])
+    assert set(report["states"].values()) == {"running"}
+
+
 def test_faults_through_the_docker_backend_lose_no_acknowledged_write(
     stack: CourseStack, tmp_path: Path
 ) -> None:
-    stack.copy_into_lab(
-        {
-            "tests": REPO / "tests",
-            "tests/__init__.py": REPO / "tests" / "__init__.py",
-            "tests/support": REPO / "tests" / "support",
-            "tests/support/__init__.py": REPO / "tests" / "support" / "__init__.py",
-            "tests/support/waiting.py": REPO / "tests" / "support" / "waiting.py",
-            "scenario.py": Path(__file__).parent / "lab_scenario.py",
-        }
-    )
+    copy_into(stack.lab(), script_files(["lab_scenario.py"]))
     done = stack.exec_lab(
-        ["python", "/tmp/kltest/scenario.py"], env={"PYTHONPATH": "/tmp/kltest"}, timeout_s=900
+        ["python", "/tmp/kltest/lab_scenario.py"],
+        env={"PYTHONPATH": "/tmp/kltest"},
+        timeout_s=900,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)
