@@ -18,20 +18,10 @@ sys.path.insert(0, str(REPO))
 
 from kafkalite.lab.dashboard.model import DashboardModel  # noqa: E402
 from kafkalite.lab.dashboard.render import render_html  # noqa: E402
+from tests.support.chromium import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
 
 RECORDED = REPO / "tests" / "unit" / "lab" / "dashboard" / "recorded"
 PICTURES = {"isolated_leader_truncation": "dashboard-truncation.png"}
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--hide-scrollbars",
-]
 
 
 def main() -> None:
@@ -48,8 +38,9 @@ def main() -> None:
             page.write_text(f"<html><body style='margin:8px'>{pages}</body></html>")
             subprocess.run(
                 [
-                    "chromium",
+                    str(CHROMIUM),
                     *CHROMIUM_FLAGS,
+                    "--hide-scrollbars",
                     f"--user-data-dir={tmp}/profile",
                     f"--screenshot={REPO / 'docs' / picture}",
                     "--window-size=980,860",

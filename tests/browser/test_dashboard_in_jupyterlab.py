@@ -2,10 +2,9 @@
 driven by Playwright), a notebook run from the Run menu against a fresh three-broker
 cluster, a click on kill in the leader's card, and the new leader in the rendered page.
 
-The notebook is lab 04 (leader failover, its master with the reference answers) when it
-has a dashboard cell; otherwise a small one made here that does what lab 04 starts with.
-The screenshots are kept in ``test-artifacts/browser/`` (``KAFKALITE_ARTIFACTS`` changes
-where).
+The notebook is lab 04 (leader failover), its master with the reference answers, which
+ends with ``lab.dashboard()``. The screenshots are kept in ``test-artifacts/browser/``
+(``KAFKALITE_ARTIFACTS`` changes where).
 """
 
 from __future__ import annotations
@@ -16,29 +15,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 
 from kafkalite.cluster import Cluster
 from kafkalite.lab import jupyter
+from tests.support.chromium import CHROMIUM, CHROMIUM_FLAGS
 from tests.support.ports import free_base_port
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("KAFKALITE_ARTIFACTS", REPO / "test-artifacts")) / "browser"
-NOTEBOOK = "dashboard-failover.ipynb"
 UI_TIMEOUT_MS = 90_000
 
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -49,33 +36,9 @@ if not CHROMIUM.exists():
     )
 
 
-def failover_notebook() -> nbformat.NotebookNode:
-    """What lab 04 starts with: connect, a replicated topic, acknowledged writes, the
-    dashboard."""
-    cells = [
-        "import kafkalite.lab\nlab = kafkalite.lab.connect()",
-        'lab.create_topic("orders", 1, 3, {"min.insync.replicas": "2"})\n'
-        'producer = lab.producer(acks="all")\n'
-        'for i in range(12):\n    producer.send("orders", f"order-{i}".encode())\n'
-        "producer.flush(30)",
-        "lab.dashboard()",
-    ]
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    return nb
-
-
-def lab04_with_dashboard() -> Path | None:
-    """Lab 04's master notebook: the lab with its reference answers, as a student who
-    solved it would run it (the student version stops at the first unsolved exercise)."""
-    for path in sorted((REPO / "grader" / "masters").glob("04-*.ipynb")):
-        if "dashboard()" in path.read_text():
-            return path
-    return None
+LAB04 = next((REPO / "grader" / "masters").glob("04-*.ipynb"))
+"""Lab 04's master notebook: the lab with its reference answers, as a student who solved it
+would run it (the student version stops at the first unsolved exercise)."""
 
 
 @pytest.fixture
@@ -85,17 +48,11 @@ def jupyterlab(
     cluster = make_cluster3()
     labs = tmp_path / "labs"
     labs.mkdir()
-    lab04 = lab04_with_dashboard()
-    if lab04 is not None:
-        shutil.copy(lab04, labs / lab04.name)
-        name = lab04.name
-    else:
-        nbformat.write(failover_notebook(), labs / NOTEBOOK)
-        name = NOTEBOOK
+    shutil.copy(LAB04, labs / LAB04.name)
     port = free_base_port(1)
     server, _ = jupyter.start(Path(cluster.spec.root), labs, port=port)
     try:
-        yield server, name
+        yield server, LAB04.name
     finally:
         jupyter.stop(Path(cluster.spec.root))
 
@@ -133,7 +90,7 @@ def run_all_cells(page: Any) -> None:
         timeout=NOTEBOOK_TIMEOUT_MS,
     )
     failed = page.locator(".jp-OutputArea-output", has_text="Traceback (most recent call last)")
-    assert failed.count() == 0, failed.all_inner_texts()
+    assert failed.count() == 0, failed.evaluate_all("els => els.map(e => e.textContent)")
 
 
 @pytest.mark.timeout(900)
