@@ -6,11 +6,14 @@ Fetch sessions (KIP-227) are not kept: every response has ``session_id`` 0 and l
 every requested partition, which all clients accept as a sessionless fetch. ``records``
 is always bytes, never null (librdkafka drops the connection on a null). Under
 read_committed each partition's answer lists the aborted transactions overlapping its
-records, ``(producer_id, first_offset)``: the client drops their records itself.
+records, ``(producer_id, first_offset)``: the client drops their records itself. From v13
+on, topics are named by their id: an id this broker does not know (a topic deleted, or
+recreated under a new id) is UNKNOWN_TOPIC_ID, and the client refreshes its metadata.
 """
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from kafkalite.broker.context import RequestContext
@@ -19,46 +22,82 @@ from kafkalite.broker.replica_manager import FetchRequestPartition, FetchResult
 from kafkalite.protocol.codec import millis
 from kafkalite.protocol.errors import ErrorCode
 
-
-def _partitions(request: Any) -> list[FetchRequestPartition]:
-    """Every requested partition; ``replica_id`` >= 0 marks a follower broker's fetch."""
-    replica_id = int(request.replica_id)
-    return [
-        FetchRequestPartition(
-            topic.topic,
-            int(p.partition),
-            int(p.fetch_offset),
-            int(p.partition_max_bytes),
-            int(getattr(p, "current_leader_epoch", -1)),
-            replica_id,
-            int(getattr(p, "log_start_offset", -1)),
-        )
-        for topic in request.topics
-        for p in topic.partitions
-    ]
+TOPIC_IDS_VERSION = 13  # from Fetch v13 on, topics are named by id (KIP-516)
 
 
-@handles(1, 4, 12)
+def _replica_id(request: Any) -> int:
+    """Who fetches: ``replica_id`` (v15+: ``replica_state``), -1 for a consumer."""
+    state = getattr(request, "replica_state", None)
+    return int(state.replica_id if state is not None else request.replica_id)
+
+
+def _topic_name(ctx: RequestContext, topic: Any) -> str | None:
+    """The topic a request names (v13+ by topic id); None for an id nobody knows."""
+    if ctx.version < TOPIC_IDS_VERSION:
+        return str(topic.topic)
+    found = ctx.broker.image.topics_by_id.get(str(topic.topic_id))
+    return None if found is None else found.name
+
+
+def _partitions(
+    ctx: RequestContext, request: Any
+) -> tuple[list[FetchRequestPartition], list[tuple[Any, int]]]:
+    """Every requested partition of a known topic (``replica_id`` >= 0 marks a follower
+    broker's fetch), and the ``(topic_id, partition)`` pairs whose topic id is unknown."""
+    replica_id = _replica_id(request)
+    wanted, unknown = [], []
+    for topic in request.topics:
+        name = _topic_name(ctx, topic)
+        for p in topic.partitions:
+            if name is None:
+                unknown.append((topic.topic_id, int(p.partition)))
+                continue
+            wanted.append(
+                FetchRequestPartition(
+                    name,
+                    int(p.partition),
+                    int(p.fetch_offset),
+                    int(p.partition_max_bytes),
+                    int(getattr(p, "current_leader_epoch", -1)),
+                    replica_id,
+                    int(getattr(p, "log_start_offset", -1)),
+                )
+            )
+    return wanted, unknown
+
+
+@handles(1, 4, 17)
 async def fetch(ctx: RequestContext, request: Any) -> Any:
     replicas = ctx.broker.replica_manager
-    wanted = _partitions(request)
+    wanted, unknown = _partitions(ctx, request)
     isolation = int(request.isolation_level)
     max_wait_s = max(millis(request.max_wait), 0) / 1000
     replicas.record_follower_fetches(wanted)
     await replicas.wait_for_data(wanted, isolation, max(int(request.min_bytes), 1), max_wait_s)
     results = replicas.read_all(wanted, isolation, int(request.max_bytes))
-    return _response(ctx, wanted, results)
+    return _response(ctx, wanted, results, unknown)
 
 
 def _response(
-    ctx: RequestContext, wanted: list[FetchRequestPartition], results: list[FetchResult]
+    ctx: RequestContext,
+    wanted: list[FetchRequestPartition],
+    results: list[FetchResult],
+    unknown: list[tuple[Any, int]],
 ) -> Any:
     s = ctx.schema
-    by_topic: dict[str, list[Any]] = {}
-    for req, res in zip(wanted, results, strict=True):
-        by_topic.setdefault(req.topic, []).append(
+    topic_ids = ctx.broker.image.topic_ids
+    by_topic: dict[tuple[str, Any], list[Any]] = {}
+    answered = [
+        ((req.topic, _uuid(topic_ids.get(req.topic))), req.partition, res)
+        for req, res in zip(wanted, results, strict=True)
+    ] + [
+        (("", topic_id), index, FetchResult(ErrorCode.unknown_topic_id))
+        for topic_id, index in unknown
+    ]
+    for key, index, res in answered:
+        by_topic.setdefault(key, []).append(
             s.PartitionData(
-                partition_index=req.partition,
+                partition_index=index,
                 error_code=res.error,
                 high_watermark=res.high_watermark,
                 last_stable_offset=res.last_stable_offset,
@@ -76,6 +115,11 @@ def _response(
         error_code=ErrorCode.none,
         session_id=0,
         responses=tuple(
-            s.FetchableTopicResponse(topic=t, partitions=tuple(p)) for t, p in by_topic.items()
+            s.FetchableTopicResponse(topic=name, topic_id=topic_id, partitions=tuple(p))
+            for (name, topic_id), p in by_topic.items()
         ),
     )
+
+
+def _uuid(topic_id: str | None) -> uuid.UUID:
+    return uuid.UUID(topic_id) if topic_id else uuid.UUID(int=0)
