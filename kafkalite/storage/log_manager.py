@@ -11,6 +11,7 @@ import fcntl
 import logging
 import os
 import shutil
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +40,7 @@ class LogManager:
         data_dir.mkdir(parents=True, exist_ok=True)
         self._lock_fd = _lock(data_dir)
         self.logs: dict[tuple[str, int], Log] = {}
+        started = time.monotonic()
         for path in sorted(data_dir.iterdir()):
             if path.name.endswith("-delete"):
                 shutil.rmtree(path, ignore_errors=True)
@@ -46,6 +48,12 @@ class LogManager:
             parsed = parse_partition_dir(path.name) if path.is_dir() else None
             if parsed is not None:
                 self.logs[parsed] = Log.open(path, default_config, now_ms)
+        log.info(
+            "loaded %d logs (%.1f MiB) in %.3f s",
+            len(self.logs),
+            sum(plog.size_in_bytes for plog in self.logs.values()) / 2**20,
+            time.monotonic() - started,
+        )
 
     def get(self, topic: str, partition: int) -> Log | None:
         return self.logs.get((topic, partition))
