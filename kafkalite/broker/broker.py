@@ -207,6 +207,7 @@ class Broker:
         await self._apply_static_overrides()
         await self.server.start(self.config.host, self.config.port)
         self._tasks.append(self.supervisor.spawn(self._retention_loop(), "retention"))
+        self._tasks.append(self.supervisor.spawn(self._checkpoint_loop(), "recovery-point"))
         self._tasks.append(self.supervisor.spawn(self._heartbeat_loop(), "heartbeat"))
         self.group_coordinator.start(self.supervisor.spawn)
         self.txn_coordinator.start(self.supervisor.spawn)
@@ -249,6 +250,13 @@ class Broker:
             result = await self.controller.alter_configs("broker", "", dict(dynamic), False)
             if result.message:
                 raise ValueError(result.message)
+
+    async def _checkpoint_loop(self) -> None:
+        """Write each log's recovery point as its closed segments' fsyncs complete."""
+        while True:
+            interval = int(self.image.broker_config("log.flush.offset.checkpoint.interval.ms"))
+            await asyncio.sleep(interval / 1000)
+            self.logs.checkpoint_recovery_points()  # a failed fsync stops the broker
 
     async def _retention_loop(self) -> None:
         while True:

@@ -176,6 +176,14 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
             choices=("CreateTime", "LogAppendTime"),
         ),
         ConfigDef(
+            "log.flush.offset.checkpoint.interval.ms",
+            _I,
+            "1000",
+            "60000",
+            "how often each log's recovery point is written (what a crash re-validates)",
+            minimum=1,
+        ),
+        ConfigDef(
             "log.retention.check.interval.ms",
             _L,
             "5000",

@@ -12,17 +12,21 @@ Directory ``<data dir>/<topic>-<partition>/``::
 
 Appends go to the active (last) segment; it rolls when full (``segment.bytes``) or old
 (``segment.ms``). Like Kafka, the broker does not fsync every append: a ``kill -9`` keeps
-the page cache, and replication is what protects against a lost machine. A roll fsyncs
-the closed segment, moves the recovery point to the new one and snapshots the producer
-state there, so after an unclean stop recovery re-validates only the active segment (cut
-at a torn tail) and replays only its batches into the producer state.
+the page cache, and replication is what protects against a lost machine. A roll
+snapshots the producer state at the new segment and has the closed one fsynced by a
+background thread (Kafka's flush on roll); once that is done, ``checkpoint_recovery_point``
+moves the recovery point past it. So after an unclean stop, recovery re-validates only
+the segments after the last checkpoint (cut at a torn tail) and replays only their
+batches into the producer state.
 Not thread-safe: owned by the broker's event loop.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,11 +51,7 @@ from kafkalite.storage.errors import (
     RecordTooLargeError,
 )
 from kafkalite.storage.leader_epoch_cache import LeaderEpochCache
-from kafkalite.storage.producer_snapshot import (
-    delete_snapshots_above,
-    load_latest_snapshot,
-    write_snapshot,
-)
+from kafkalite.storage.producer_snapshot import ProducerSnapshots
 from kafkalite.storage.producer_state import AppendOrigin, ProducerStateManager
 from kafkalite.storage.recovery import recover_segment
 from kafkalite.storage.segment import LogSegment
@@ -79,13 +79,24 @@ class FetchData:
 
 
 class Log:
-    def __init__(self, directory: Path, config: LogConfig, now_ms: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        config: LogConfig,
+        now_ms: Callable[[], int],
+        flusher: Executor | None = None,
+    ) -> None:
         self.dir = directory
         self.config = config
         self.now_ms = now_ms
+        self.flusher = flusher
+        """Where closed segments are fsynced (a thread; None: at once, in the caller)."""
+        self._flushes: deque[tuple[int, Future[None]]] = deque()
+        """Background fsyncs not yet counted: (the offset they make durable, the fsync)."""
         self.segments: list[LogSegment] = []
         self.leader_epoch_cache = LeaderEpochCache(directory / "leader-epoch-checkpoint")
         self.producer_state = ProducerStateManager()
+        self.snapshots = ProducerSnapshots(directory)
         self.log_start_offset = 0
         self.recovery_point = 0
         self.recovered_bytes_truncated = 0
@@ -93,9 +104,15 @@ class Log:
     # ---- opening -------------------------------------------------------------------
 
     @classmethod
-    def open(cls, directory: Path, config: LogConfig, now_ms: Callable[[], int]) -> Log:
+    def open(
+        cls,
+        directory: Path,
+        config: LogConfig,
+        now_ms: Callable[[], int],
+        flusher: Executor | None = None,
+    ) -> Log:
         directory.mkdir(parents=True, exist_ok=True)
-        plog = cls(directory, config, now_ms)
+        plog = cls(directory, config, now_ms, flusher)
         plog._load()
         return plog
 
@@ -152,9 +169,9 @@ class Log:
         replay the batch headers after it. Segments in ``reindex`` get their
         aborted-transaction index rebuilt on the way."""
         reindex = reindex or set()
-        delete_snapshots_above(self.dir, self.log_end_offset)
+        self.snapshots.delete_above(self.log_end_offset)
         good_until = min(reindex, default=self.log_end_offset)
-        snapshot = load_latest_snapshot(self.dir, good_until, self.producer_state)
+        snapshot = self.snapshots.load_latest(good_until, self.producer_state)
         start = max(self.log_start_offset, snapshot or 0)
         for segment in self.segments[self._segment_for(start) :]:
             index = segment.base_offset in reindex
@@ -295,13 +312,14 @@ class Log:
             self._roll()
 
     def _roll(self) -> None:
-        """Start a new active segment. As Kafka does at a roll, the closed segment is
-        fsynced (the recovery point moves up to the new base) and the producer state is
-        snapshotted there."""
+        """Start a new active segment. As Kafka does at a roll, the producer state is
+        snapshotted at the new base and the closed segment is fsynced in the background;
+        the recovery point moves past it at a later checkpoint."""
+        closed = self.segments[-1]
         base = self.log_end_offset
         self.segments.append(LogSegment(self.dir, base, self.now_ms()))
-        self.flush(up_to=base)
-        write_snapshot(self.dir, base, self.producer_state)
+        self.snapshots.write(base, self.producer_state)
+        self._flushes.append((base, closed.flush_later(self.flusher)))
 
     # ---- reading -------------------------------------------------------------------
 
@@ -465,7 +483,13 @@ class Log:
         active.txn_index.truncate_to(offset)
         self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
+        self._forget_flushes_above(self.log_end_offset)
         self._rebuild_producer_state()  # from the newest snapshot not above the new end
+
+    def _forget_flushes_above(self, offset: int) -> None:
+        """A pending fsync of truncated data must not move the recovery point past the
+        new end, where other batches will be written."""
+        self._flushes = deque((o, f) for o, f in self._flushes if o <= offset)
 
     def maybe_increment_log_start_offset(self, offset: int) -> bool:
         """Move the log start offset up to ``offset`` and drop segments wholly below it:
@@ -493,7 +517,8 @@ class Log:
         write_atomically(self.dir / "recovery-point", f"{offset}\n")
         self.leader_epoch_cache.clear()
         self.producer_state.clear()
-        delete_snapshots_above(self.dir, -1)
+        self.snapshots.delete_above(-1)
+        self._forget_flushes_above(offset)
 
     def _delete_segments_below(self, offset: int) -> list[int]:
         deleted = []
@@ -531,20 +556,35 @@ class Log:
 
     # ---- durability ----------------------------------------------------------------
 
-    def flush(self, up_to: int | None = None) -> None:
-        """fsync the segments holding batches below ``up_to`` (default: the log end) that
-        are not yet, and checkpoint the recovery point there. The checkpoint is written
-        after the fsync and need not be durable itself: an older one means more recovery."""
-        end = self.log_end_offset if up_to is None else up_to
+    def checkpoint_recovery_point(self) -> None:
+        """Move the recovery point past every segment whose background fsync has finished
+        (in order) and write it down. The file is written after the fsync and need not be
+        durable itself: an older recovery point only means more recovery. A failed fsync
+        raises here: a disk error, which stops the broker."""
+        moved = False
+        while self._flushes and self._flushes[0][1].done():
+            offset, flushed = self._flushes.popleft()
+            flushed.result()
+            if offset > self.recovery_point:
+                self.recovery_point, moved = offset, True
+        if moved:
+            text = f"{self.recovery_point}\n"
+            write_atomically(self.dir / "recovery-point", text, durable=False)
+
+    def flush(self) -> None:
+        """fsync everything now (clean shutdown): the recovery point becomes the log end."""
+        for _, flushed in self._flushes:
+            flushed.result()
+        self._flushes.clear()
         for segment in self.segments:
-            if segment.base_offset < end and segment.next_offset > self.recovery_point:
+            if segment.next_offset > self.recovery_point:
                 segment.flush()
-        self.recovery_point = max(self.recovery_point, end)
+        self.recovery_point = self.log_end_offset
         write_atomically(self.dir / "recovery-point", f"{self.recovery_point}\n", durable=False)
 
     def close(self) -> None:
         self.flush()
-        write_snapshot(self.dir, self.log_end_offset, self.producer_state)
+        self.snapshots.write(self.log_end_offset, self.producer_state)
         for segment in self.segments:
             segment.close()
         (self.dir / CLEAN_SHUTDOWN).touch()

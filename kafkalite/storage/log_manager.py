@@ -14,6 +14,7 @@ import shutil
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from kafkalite.storage.config import LogConfig
@@ -39,6 +40,8 @@ class LogManager:
         self.now_ms = now_ms
         data_dir.mkdir(parents=True, exist_ok=True)
         self._lock_fd = _lock(data_dir)
+        self.flusher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="log-flusher")
+        """fsyncs closed segments off the event loop (each takes milliseconds)."""
         self.logs: dict[tuple[str, int], Log] = {}
         started = time.monotonic()
         for path in sorted(data_dir.iterdir()):
@@ -47,7 +50,7 @@ class LogManager:
                 continue
             parsed = parse_partition_dir(path.name) if path.is_dir() else None
             if parsed is not None:
-                self.logs[parsed] = Log.open(path, default_config, now_ms)
+                self.logs[parsed] = Log.open(path, default_config, now_ms, self.flusher)
         log.info(
             "loaded %d logs (%.1f MiB) in %.3f s",
             len(self.logs),
@@ -63,7 +66,9 @@ class LogManager:
         if existing is not None:
             existing.update_config(config)
             return existing
-        created = Log.open(self.data_dir / f"{topic}-{partition}", config, self.now_ms)
+        created = Log.open(
+            self.data_dir / f"{topic}-{partition}", config, self.now_ms, self.flusher
+        )
         self.logs[(topic, partition)] = created
         return created
 
@@ -77,13 +82,16 @@ class LogManager:
         os.replace(plog.dir, doomed)
         shutil.rmtree(doomed, ignore_errors=True)
 
-    def flush_all(self) -> None:
+    def checkpoint_recovery_points(self) -> None:
+        """Every log's recovery point past its finished background fsyncs (Kafka's
+        ``log.flush.offset.checkpoint.interval.ms`` task)."""
         for plog in self.logs.values():
-            plog.flush()
+            plog.checkpoint_recovery_point()
 
     def close_all(self) -> None:
         for plog in self.logs.values():
             plog.close()
+        self.flusher.shutdown(wait=True)
         os.close(self._lock_fd)
 
 

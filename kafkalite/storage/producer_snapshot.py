@@ -40,55 +40,59 @@ VERSION = 1
 SNAPSHOTS_KEPT = 2
 
 
-def snapshot_offsets(directory: Path) -> list[int]:
-    """The offsets of the snapshots in ``directory``, ascending."""
-    return sorted(int(p.stem) for p in directory.glob(f"*{SUFFIX}") if p.stem.isdigit())
+class ProducerSnapshots:
+    """The snapshot files of one partition directory. Their offsets are kept in memory
+    (listed once when the log opens): a roll writes one without listing the directory."""
 
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.offsets = sorted(int(p.stem) for p in directory.glob(f"*{SUFFIX}") if p.stem.isdigit())
 
-def write_snapshot(directory: Path, offset: int, state: ProducerStateManager) -> None:
-    """Snapshot ``state`` (every batch below ``offset``); keep the newest few only."""
-    body = {
-        "version": VERSION,
-        "offset": offset,
-        "producers": [_entry_json(pid, e) for pid, e in sorted(state.producers.items())],
-        "unreplicated": [
-            [t.producer_id, t.first_offset, t.last_offset, t.is_aborted] for t in state.unreplicated
-        ],
-    }
-    text = json.dumps(body, separators=(",", ":"))
-    write_atomically(_path(directory, offset), text, durable=False)  # lost: replay more
-    for older in snapshot_offsets(directory)[:-SNAPSHOTS_KEPT]:
-        _path(directory, older).unlink(missing_ok=True)
+    def write(self, offset: int, state: ProducerStateManager) -> None:
+        """Snapshot ``state`` (every batch below ``offset``); keep the newest few only."""
+        body = {
+            "version": VERSION,
+            "offset": offset,
+            "producers": [_entry_json(pid, e) for pid, e in sorted(state.producers.items())],
+            "unreplicated": [
+                [t.producer_id, t.first_offset, t.last_offset, t.is_aborted]
+                for t in state.unreplicated
+            ],
+        }
+        text = json.dumps(body, separators=(",", ":"))
+        write_atomically(self._path(offset), text, durable=False)  # lost: replay more
+        self.offsets = sorted({*self.offsets, offset})
+        while len(self.offsets) > SNAPSHOTS_KEPT:
+            self._path(self.offsets.pop(0)).unlink(missing_ok=True)
 
-
-def load_latest_snapshot(directory: Path, at_most: int, state: ProducerStateManager) -> int | None:
-    """Fill ``state`` from the newest readable snapshot at or below ``at_most``; returns
-    its offset, or None (``state`` left empty) when there is none."""
-    for offset in reversed(snapshot_offsets(directory)):
-        if offset > at_most:
-            continue
+    def load_latest(self, at_most: int, state: ProducerStateManager) -> int | None:
+        """Fill ``state`` from the newest readable snapshot at or below ``at_most``;
+        returns its offset, or None (``state`` left empty) when there is none."""
+        for offset in reversed(self.offsets):
+            if offset > at_most:
+                continue
+            state.clear()
+            try:
+                body = json.loads(self._path(offset).read_text())
+                if body["version"] != VERSION or body["offset"] != offset:
+                    raise ValueError(f"version {body['version']}, offset {body['offset']}")
+                _fill(state, body)
+                return offset
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                log.warning(
+                    "%s: skipping unreadable producer snapshot %d: %s", self.directory, offset, exc
+                )
         state.clear()
-        try:
-            body = json.loads(_path(directory, offset).read_text())
-            if body["version"] != VERSION or body["offset"] != offset:
-                raise ValueError(f"version {body['version']}, offset {body['offset']}")
-            _fill(state, body)
-            return offset
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            log.warning("%s: skipping unreadable producer snapshot %d: %s", directory, offset, exc)
-    state.clear()
-    return None
+        return None
 
+    def delete_above(self, offset: int) -> None:
+        """Forget snapshots of a future that truncation removed (offsets above ``offset``)."""
+        for found in [o for o in self.offsets if o > offset]:
+            self._path(found).unlink(missing_ok=True)
+            self.offsets.remove(found)
 
-def delete_snapshots_above(directory: Path, offset: int) -> None:
-    """Forget snapshots of a future that truncation removed (offsets above ``offset``)."""
-    for found in snapshot_offsets(directory):
-        if found > offset:
-            _path(directory, found).unlink(missing_ok=True)
-
-
-def _path(directory: Path, offset: int) -> Path:
-    return directory / f"{offset:020d}{SUFFIX}"
+    def _path(self, offset: int) -> Path:
+        return self.directory / f"{offset:020d}{SUFFIX}"
 
 
 def _entry_json(producer_id: int, entry: ProducerEntry) -> dict[str, Any]:

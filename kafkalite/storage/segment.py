@@ -24,10 +24,12 @@ So a broker with a gigabyte of log starts without reading the gigabyte.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import itertools
 import os
 import struct
 from collections.abc import Iterator
+from concurrent.futures import Executor, Future
 from pathlib import Path
 
 from kafkalite.protocol.record_batch import (
@@ -177,6 +179,27 @@ class LogSegment:
         os.ftruncate(self._fd, position)
         self.size = position
         self.load(index_interval_bytes)
+
+    def flush_later(self, flusher: Executor | None) -> Future[None]:
+        """fsync in ``flusher`` (a background thread; inline when None) on a duplicate of
+        the file descriptor, so that closing or deleting the segment meanwhile is harmless.
+        The future's exception is a disk error."""
+        fd = os.dup(self._fd)
+
+        def flush() -> None:
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            with contextlib.suppress(FileNotFoundError):  # deleted meanwhile
+                self.txn_index.flush()
+
+        if flusher is not None:
+            return flusher.submit(flush)
+        done: Future[None] = Future()
+        flush()
+        done.set_result(None)
+        return done
 
     def flush(self) -> None:
         """fsync the ``.log`` (the ``.index`` is a hint: checked when loaded, rebuilt if

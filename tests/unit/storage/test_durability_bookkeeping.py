@@ -1,13 +1,15 @@
 """What a restart after ``kill -9`` has to read: the active segment, not the whole log.
 
-A roll fsyncs the closed segment, moves the recovery point and snapshots the producer
-state; opening trusts the segments below the recovery point (their indexes), recovers
+A roll snapshots the producer state and has the closed segment fsynced in the background;
+the next checkpoint moves the recovery point past it. Opening trusts the segments below the recovery point (their indexes), recovers
 the rest in chunks and replays only what follows the snapshot. Before, the recovery point
 moved only at a clean close, so every crash re-validated and re-read the whole log.
 """
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,7 @@ from kafkalite.storage import log as log_module
 from kafkalite.storage import recovery
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.log import Log
-from kafkalite.storage.producer_snapshot import snapshot_offsets
+from kafkalite.storage.producer_snapshot import ProducerSnapshots
 from kafkalite.storage.producer_state import ProducerStateManager
 from kafkalite.storage.segment import LogSegment
 
@@ -34,10 +36,12 @@ def idempotent(seq: int, value: bytes, producer_id: int = 7) -> bytes:
 
 
 def write_then_crash(path: Path, batches: int, segment_bytes: int = 600) -> Log:
-    """Append, then drop the log without ``close()``: what ``kill -9`` leaves on disk."""
+    """Append (the broker's periodic checkpoint runs after), then drop the log without
+    ``close()``: what ``kill -9`` leaves on disk."""
     log = Log.open(path, LogConfig(segment_bytes=segment_bytes), lambda: 0)
     for seq in range(batches):
         log.append_as_leader(idempotent(seq, b"value-%03d" % seq), 0)
+    log.checkpoint_recovery_point()
     return log
 
 
@@ -53,7 +57,7 @@ def test_a_roll_checkpoints_the_recovery_point_and_snapshots_producer_state(
     assert len(log.segments) > 3
     assert log.recovery_point == active
     assert (tmp_path / "t-0" / "recovery-point").read_text().strip() == str(active)
-    assert snapshot_offsets(tmp_path / "t-0")[-1] == active
+    assert ProducerSnapshots(tmp_path / "t-0").offsets[-1] == active
 
 
 def test_after_a_crash_only_the_active_segment_is_recovered_and_replayed(
@@ -109,14 +113,14 @@ def test_truncation_reloads_producer_state_from_a_snapshot_below_the_new_end(
     log = write_then_crash(tmp_path / "t-0", 40)
     reference = write_then_crash(tmp_path / "u-0", 25)
     log.truncate_to(25)
-    assert all(o <= 25 for o in snapshot_offsets(tmp_path / "t-0"))
+    assert all(o <= 25 for o in ProducerSnapshots(tmp_path / "t-0").offsets)
     assert state_of(log.producer_state) == state_of(reference.producer_state)
     assert log.append_as_leader(idempotent(25, b"next"), 0).first_offset == 25
 
 
 def test_an_unreadable_snapshot_falls_back_to_an_older_one_or_a_replay(tmp_path: Path) -> None:
     before = write_then_crash(tmp_path / "t-0", 40)
-    for offset in snapshot_offsets(tmp_path / "t-0"):
+    for offset in ProducerSnapshots(tmp_path / "t-0").offsets:
         (tmp_path / "t-0" / f"{offset:020d}.snapshot").write_text("{not json")
     after = Log.open(tmp_path / "t-0", LogConfig(segment_bytes=600), lambda: 0)
     assert state_of(after.producer_state) == state_of(before.producer_state)
@@ -145,3 +149,37 @@ def test_recovery_reads_in_chunks_and_cuts_a_torn_tail_across_a_chunk_boundary(
     assert reopened.recovered_bytes_truncated == 30
     assert reopened.segments[-1].size == whole
     assert reopened.log_end_offset == 12
+
+
+def test_the_recovery_point_moves_only_once_the_background_fsync_is_done(tmp_path: Path) -> None:
+    with ThreadPoolExecutor(max_workers=1) as flusher:
+        gate = threading.Event()
+        flusher.submit(gate.wait)  # the flusher thread is busy: the roll's fsync waits
+        log = Log.open(tmp_path / "t-0", LogConfig(segment_bytes=600), lambda: 0, flusher)
+        for seq in range(8):
+            log.append_as_leader(idempotent(seq, b"value-%03d" % seq), 0)
+        assert len(log.segments) > 1
+        log.checkpoint_recovery_point()
+        assert log.recovery_point == 0
+        gate.set()
+        flusher.submit(lambda: None).result()  # everything queued before it has run
+        log.checkpoint_recovery_point()
+        assert log.recovery_point == log.segments[-1].base_offset
+        log.close()
+
+
+def test_a_pending_fsync_of_truncated_data_never_moves_the_recovery_point(
+    tmp_path: Path,
+) -> None:
+    with ThreadPoolExecutor(max_workers=1) as flusher:
+        gate = threading.Event()
+        flusher.submit(gate.wait)
+        log = Log.open(tmp_path / "t-0", LogConfig(segment_bytes=600), lambda: 0, flusher)
+        for seq in range(8):
+            log.append_as_leader(idempotent(seq, b"value-%03d" % seq), 0)
+        log.truncate_to(1)
+        gate.set()
+        flusher.submit(lambda: None).result()
+        log.checkpoint_recovery_point()
+        assert log.recovery_point <= 1
+        log.close()
