@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from confluent_kafka import Producer
 
 from kafkalite.cluster import Cluster
 from tests.support.ports import free_base_port
@@ -29,6 +30,17 @@ def bench_cluster(brokers: int = 1, configs: dict[str, str] | None = None) -> It
             yield cluster
         finally:
             cluster.down()
+
+
+def produce_all(producer: Producer, topic: str, value: bytes, count: int) -> None:
+    """Queue ``count`` records for partition 0, waiting whenever the client's queue is full."""
+    for _ in range(count):
+        while True:
+            try:
+                producer.produce(topic, value, partition=0)
+                break
+            except BufferError:
+                producer.poll(0.001)
 
 
 def broker_rss_mb(cluster: Cluster, broker_id: int = 1) -> float:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from confluent_kafka import Producer
 
-from bench.common import bench_cluster, record
+from bench.common import bench_cluster, produce_all, record
 from kafkalite.cluster import Cluster
 from tests.support.topics import create_topic
 
@@ -37,13 +37,7 @@ def fill(bootstrap: str, topic: str, mib: int) -> None:
             "queue.buffering.max.kbytes": 262144,
         }
     )
-    for _ in range(mib * MIB // len(RECORD)):
-        while True:
-            try:
-                producer.produce(topic, RECORD, partition=0)
-                break
-            except BufferError:
-                producer.poll(0.01)
+    produce_all(producer, topic, RECORD, mib * MIB // len(RECORD))
     assert producer.flush(300) == 0
 
 

@@ -12,7 +12,7 @@ import time
 from confluent_kafka import Consumer, Producer, TopicPartition
 from kafka import KafkaProducer
 
-from bench.common import bench_cluster, broker_rss_mb, record
+from bench.common import bench_cluster, broker_rss_mb, produce_all, record
 
 RECORD = b"x" * 1024
 MB = 1024 * 1024
@@ -30,13 +30,7 @@ def confluent_produce(bootstrap: str, topic: str, count: int) -> float:
         }
     )
     start = time.perf_counter()
-    for _ in range(count):
-        while True:
-            try:
-                producer.produce(topic, RECORD, partition=0)
-                break
-            except BufferError:
-                producer.poll(0.001)
+    produce_all(producer, topic, RECORD, count)
     producer.flush(120)
     return time.perf_counter() - start
 

@@ -1,9 +1,10 @@
 """What a restart after ``kill -9`` has to read: the active segment, not the whole log.
 
 A roll snapshots the producer state and has the closed segment fsynced in the background;
-the next checkpoint moves the recovery point past it. Opening trusts the segments below the recovery point (their indexes), recovers
-the rest in chunks and replays only what follows the snapshot. Before, the recovery point
-moved only at a clean close, so every crash re-validated and re-read the whole log.
+the next checkpoint moves the recovery point past it. Opening trusts the segments below
+the recovery point (their indexes), recovers the rest in chunks and replays only what
+follows the snapshot. Before, the recovery point moved only at a clean close, so every
+crash re-validated and re-read the whole log.
 """
 
 from __future__ import annotations
