@@ -241,20 +241,11 @@ class QuorumController:
     ) -> ControllerResult[list[tuple[str, int, ApiResult]]]:
         """Start (a replica list) or cancel (None) moving each partition; see
         ``reassignment`` for how a move proceeds."""
-        live = self._live()
         records: list[MetadataRecord] = []
         results: list[tuple[str, int, ApiResult]] = []
         for topic, index, target in wanted:
-            registration = self.image.partition(topic, index)
             try:
-                if registration is None:
-                    raise KafkaError(ErrorCode.unknown_topic_or_partition)
-                topic_id = self.image.topic_ids[topic]
-                if target is None:
-                    record = reassignment.cancel(topic_id, index, registration, live)
-                else:
-                    reassignment.validate_target(target, self.image.brokers)
-                    record = reassignment.start(topic_id, index, registration, target, live)
+                record = reassignment.change_for(self.image, self._live(), topic, index, target)
             except KafkaError as exc:
                 results.append((topic, index, ApiResult(exc.code, exc.message)))
                 continue
@@ -465,10 +456,13 @@ class QuorumController:
             )
         rf = len(topic.partitions[0].replicas)
         if assignments is not None:
-            placed = self._check_new_partition_assignments(assignments, count - current, rf)
-            if isinstance(placed, ApiResult):
-                return ControllerResult([], placed)
-            spread = dict(zip(range(current, count), placed, strict=True))
+            try:
+                reassignment.validate_new_partitions(
+                    assignments, count - current, rf, self.image.brokers
+                )
+            except KafkaError as exc:
+                return ControllerResult([], ApiResult(exc.code, exc.message))
+            spread = dict(zip(range(current, count), map(tuple, assignments), strict=True))
         else:
             live = [b.broker_id for b in self.image.live_brokers()]
             if rf > len(live):
@@ -485,31 +479,6 @@ class QuorumController:
             for p in range(current, count)
         ]
         return ControllerResult([] if validate_only else records, ApiResult())
-
-    def _check_new_partition_assignments(
-        self, assignments: Sequence[tuple[int, ...]], new: int, rf: int
-    ) -> list[tuple[int, ...]] | ApiResult:
-        """Kafka's checks of CreatePartitions' assignment: one list per new partition, each
-        with the topic's replication factor, of distinct registered brokers."""
-        if len(assignments) != new:
-            return ApiResult(
-                ErrorCode.invalid_replica_assignment,
-                f"Increasing the number of partitions by {new} but {len(assignments)} "
-                "assignments provided.",
-            )
-        known = set(self.image.brokers)
-        for replicas in assignments:
-            if len(replicas) != rf or len(set(replicas)) != len(replicas):
-                return ApiResult(
-                    ErrorCode.invalid_replica_assignment,
-                    f"Replica assignment {list(replicas)} must have {rf} distinct brokers.",
-                )
-            if not set(replicas) <= known:
-                return ApiResult(
-                    ErrorCode.invalid_replica_assignment,
-                    f"Unknown broker(s) in replica assignment {list(replicas)}.",
-                )
-        return [tuple(r) for r in assignments]
 
     # ---- configs -------------------------------------------------------------------
 

@@ -12,8 +12,9 @@ target replica is in sync, so the partition never has fewer in-sync copies than 
 
 A removed leader hands leadership to a target replica in the ISR at completion. A
 reassignment that only reorders replicas completes at once (and changes no leader until a
-preferred election). Pure functions over a partition's registration; the controller turns
-their results into ``PartitionChangeRecord``s.
+preferred election). Placing the new partitions of CreatePartitions where a client asks is
+checked here too, with the same rules for a replica list. Pure functions over the metadata
+image and a partition's registration; they return the ``PartitionChangeRecord`` to append.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from kafkalite.controller.partition_changes import choose_leader
-from kafkalite.metadata.image import PartitionRegistration
+from kafkalite.metadata.image import MetadataImage, PartitionRegistration
 from kafkalite.metadata.records import PartitionChangeRecord
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
@@ -42,6 +43,48 @@ def validate_target(target: Sequence[int], registered: Collection[int]) -> None:
     unknown = sorted(set(target) - set(registered))
     if unknown:
         raise KafkaError(ErrorCode.invalid_replica_assignment, f"Unknown brokers {unknown}.")
+
+
+def change_for(
+    image: MetadataImage,
+    live: Collection[int],
+    topic: str,
+    index: int,
+    target: Sequence[int] | None,
+) -> PartitionChangeRecord:
+    """AlterPartitionReassignments for one partition: start moving it to ``target``, or
+    cancel the move under way (``None``)."""
+    registration = image.partition(topic, index)
+    if registration is None:
+        raise KafkaError(ErrorCode.unknown_topic_or_partition)
+    topic_id = image.topic_ids[topic]
+    if target is None:
+        return cancel(topic_id, index, registration, live)
+    validate_target(target, image.brokers)
+    return start(topic_id, index, registration, target, live)
+
+
+def validate_new_partitions(
+    assignments: Sequence[Sequence[int]],
+    new: int,
+    replication_factor: int,
+    registered: Collection[int],
+) -> None:
+    """CreatePartitions' assignment, checked as Kafka checks it: one replica list per new
+    partition, each with the topic's replication factor, of distinct registered brokers."""
+    if len(assignments) != new:
+        raise KafkaError(
+            ErrorCode.invalid_replica_assignment,
+            f"Increasing the number of partitions by {new} but {len(assignments)} "
+            "assignments provided.",
+        )
+    for replicas in assignments:
+        if len(replicas) != replication_factor:
+            raise KafkaError(
+                ErrorCode.invalid_replica_assignment,
+                f"Replica assignment {list(replicas)} must have {replication_factor} brokers.",
+            )
+        validate_target(replicas, registered)
 
 
 def start(
