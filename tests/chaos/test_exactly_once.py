@@ -1,0 +1,45 @@
+"""Chaos for transactions: an exactly-once consume-transform-produce pipeline under the
+nemesis (kill, stop, pause, isolate, slow - the active controller included), judged by
+``kafkalite.checker.check_exactly_once``. A long run, on demand::
+
+    CHAOS_SECONDS=600 CHAOS_SEED=1234 .venv/bin/pytest tests/chaos -k exactly_once -s
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Callable
+
+import pytest
+
+from kafkalite.cluster import Cluster
+from tests.chaos import exactly_once
+from tests.chaos.harness import Workload
+from tests.chaos.test_chaos import LAB_FAST
+
+pytestmark = [pytest.mark.chaos, pytest.mark.slow, pytest.mark.xdist_group("heavy")]
+
+
+def test_nemesis_pipeline_output_is_its_input_transformed_exactly_once(
+    make_cluster3: Callable[..., Cluster],
+) -> None:
+    seed = int(os.environ.get("CHAOS_SEED", random.randrange(1 << 30)))
+    seconds = float(os.environ.get("CHAOS_SECONDS", "45"))
+    print(f"chaos seed={seed} seconds={seconds}")
+    cluster = make_cluster3(**LAB_FAST)
+    faults = os.environ.get("CHAOS_FAULTS")
+    workload = Workload(seconds=seconds, seed=seed)
+    if faults:
+        workload = Workload(seconds=seconds, seed=seed, faults=tuple(faults.split(",")))
+    report, nemesis, history = exactly_once.run(cluster, workload)
+    print("\n".join(nemesis.faults))
+    print(
+        f"transactions committed={history.committed_txns} aborted={history.aborted_txns} "
+        f"producers started={history.new_producers}"
+    )
+    print(report.summary())
+    assert report.acked > 1000, "the pipeline barely ran"
+    assert report.read > 1000, "the readers barely read"
+    assert nemesis.faults, "the nemesis never struck"
+    assert report.valid, f"seed {seed}: {report.summary()}"
