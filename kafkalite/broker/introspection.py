@@ -104,6 +104,10 @@ def coordinated_transactions(broker: Broker) -> list[dict[str, Any]]:
             "start_time_ms": md.txn_start_timestamp,
             "coordinator": broker.broker_id,
             "coordinator_epoch": coordinator.coordinator_epoch(md.transactional_id),
+            "pending_markers": [
+                f"{t}-{p}"
+                for t, p in sorted(coordinator.pending_markers.get(md.transactional_id, ()))
+            ],
         }
         for md in sorted(coordinator.transactions.values(), key=lambda m: m.transactional_id)
         if md.producer_epoch >= 0

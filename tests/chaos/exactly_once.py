@@ -267,43 +267,50 @@ def run(
         threading.Thread(target=t.run, args=(pipeline_stop,), daemon=True) for t in transformers
     ]
     readers = [
-        threading.Thread(target=run_reader, args=(pipeline, f"reader-{i}", readers_stop, history))
+        threading.Thread(
+            target=run_reader, args=(pipeline, f"reader-{i}", readers_stop, history), daemon=True
+        )
         for i in range(2)
     ]
     nemesis = threading.Thread(
-        target=Nemesis(cluster, workload, faults, pipeline.sink).run, args=(nemesis_stop,)
+        target=Nemesis(cluster, workload, faults, pipeline.sink).run,
+        args=(nemesis_stop,),
+        daemon=True,
     )
     for thread in (source, *workers, *readers, nemesis):
         thread.start()
-    time.sleep(workload.seconds)
-    nemesis_stop.set()
-    nemesis.join(120)
-    for b in cluster.spec.brokers:  # heal whatever is still broken
-        cluster.heal(b.broker_id)
-        if cluster.broker_states()[b.broker_id].value in ("dead", "stopped"):
-            cluster.start(b.broker_id)
-    input_stop.set()
-    source.join(90)
-    for topic in (pipeline.source, pipeline.sink):
-        wait_converged(cluster, topic, 3, 90, idle=False)
-    write_sentinels(cluster.bootstrap_servers, pipeline.source, 3)
-    inputs = read_log(pipeline, pipeline.source, "read_uncommitted")
-    ends = {p: max(records, default=-1) + 1 for (_, p), records in inputs.items()}
-    drained = wait_for(
-        lambda: _drained(history, pipeline, ends), 180, "the pipeline to consume all input"
-    )
-    pipeline_stop.set()
-    for thread in workers:
-        thread.join(90)
-    write_sentinels(cluster.bootstrap_servers, pipeline.sink, 3)
-    for thread in readers:
-        thread.join(120)
-    readers_stop.set()
+    try:
+        time.sleep(workload.seconds)
+        nemesis_stop.set()
+        nemesis.join(120)
+        _heal(cluster)
+        input_stop.set()
+        source.join(90)
+        for topic in (pipeline.source, pipeline.sink):
+            wait_converged(cluster, topic, 3, 90, idle=False)
+        write_sentinels(cluster.bootstrap_servers, pipeline.source, 3)
+        inputs = read_log(pipeline, pipeline.source, "read_uncommitted")
+        ends = {p: max(records, default=-1) + 1 for (_, p), records in inputs.items()}
+        drained = wait_for(
+            lambda: _drained(history, pipeline, ends),
+            180,
+            f"the pipeline to consume all input (transactions: {cluster.status()['transactions']})",
+        )
+        pipeline_stop.set()
+        for thread in workers:
+            thread.join(90)
+        write_sentinels(cluster.bootstrap_servers, pipeline.sink, 3)
+        for thread in readers:
+            thread.join(120)
+    finally:  # on any failure too: no thread outlives the test
+        for event in (nemesis_stop, input_stop, pipeline_stop, readers_stop):
+            event.set()
+    consumed = {
+        tp: {o: v for o, v in records.items() if o < drained[tp[1]]}
+        for tp, records in inputs.items()
+    }
     report = check_exactly_once(
-        {
-            tp: {o: v for o, v in records.items() if o < drained[tp[1]]}
-            for tp, records in inputs.items()
-        },
+        consumed,
         read_log(pipeline, pipeline.sink, "read_committed"),
         read_log(pipeline, pipeline.sink, "read_uncommitted"),
         history.reads,
@@ -311,6 +318,14 @@ def run(
         transform,
     )
     return report, faults, history
+
+
+def _heal(cluster: Cluster) -> None:
+    """Undo every fault the nemesis may have left: links healed, brokers started."""
+    for b in cluster.spec.brokers:
+        cluster.heal(b.broker_id)
+        if cluster.broker_states()[b.broker_id].value in ("dead", "stopped"):
+            cluster.start(b.broker_id)
 
 
 def _drained(

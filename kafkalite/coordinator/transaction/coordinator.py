@@ -106,6 +106,8 @@ class TransactionCoordinator:
         self.transactions: dict[str, TransactionMetadata] = {}
         self._loaded: dict[int, int] = {}  # partition -> coordinator epoch it was loaded in
         self._marker_tasks: dict[str, asyncio.Task[None]] = {}
+        self.pending_markers: dict[str, set[TopicPartition]] = {}
+        """Per decided transaction, the partitions whose marker is not written yet."""
         self._background: set[asyncio.Task[Any]] = set()
         self._ticker: asyncio.Task[None] | None = None
 
@@ -357,6 +359,7 @@ class TransactionCoordinator:
     def _forget_marker_task(self, txn_id: str, task: asyncio.Task[None]) -> None:
         if self._marker_tasks.get(txn_id) is task:
             del self._marker_tasks[txn_id]
+            self.pending_markers.pop(txn_id, None)
         if not task.cancelled() and task.exception() is not None:
             log.error("markers of %s failed", txn_id, exc_info=task.exception())
 
@@ -366,8 +369,12 @@ class TransactionCoordinator:
         marker = TxnMarkerEntry(
             md.producer_id, md.producer_epoch, epoch, committed, frozenset(md.topic_partitions)
         )
+        pending = self.pending_markers[txn_id] = set()
         outcome = await write_markers(
-            self.channel, marker, lambda: self._still_in_charge(txn_id, epoch, md)
+            self.channel,
+            marker,
+            lambda: self._still_in_charge(txn_id, epoch, md),
+            pending=pending,
         )
         if outcome == MarkerOutcome.SUPERSEDED:
             return

@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 
 BACKOFF_S = 0.05
 MAX_BACKOFF_S = 1.0
+REPORT_EVERY_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,35 +80,69 @@ async def write_markers(
     marker: TxnMarkerEntry,
     still_in_charge: Callable[[], bool],
     backoff_s: float = BACKOFF_S,
+    pending: set[TopicPartition] | None = None,
 ) -> MarkerOutcome:
-    """Write ``marker`` on each of its partitions, retrying until all are written."""
-    pending = set(marker.partitions)
+    """Write ``marker`` on each of its partitions, retrying until all are written.
+    ``pending`` (filled here) shows at any moment the partitions still without one."""
+    pending = set() if pending is None else pending
+    pending.update(marker.partitions)
     delay = backoff_s
+    loop = asyncio.get_running_loop()
+    reported = loop.time()
+    last_errors: dict[TopicPartition, str] = {}
     while pending:
         if not still_in_charge():
             return MarkerOutcome.SUPERSEDED
-        by_leader: dict[int, list[TopicPartition]] = {}
-        for tp in sorted(pending):
-            leader = channel.leader_of(*tp)
-            if leader is None:
-                pending.discard(tp)  # deleted: nothing left to mark
-            elif leader >= 0:
-                by_leader.setdefault(leader, []).append(tp)
+        by_leader = _by_leader(channel, pending)
         answers = await asyncio.gather(
             *(_ask(channel, b, marker, tps) for b, tps in by_leader.items())
         )
-        for answer in answers:
-            for tp, error in answer.items():
-                if error in _DONE:
-                    if error != ErrorCode.none:
-                        log.warning("marker for %s not needed: %s", tp, error.name)
-                    pending.discard(tp)
-                elif error == ErrorCode.transaction_coordinator_fenced:
-                    return MarkerOutcome.SUPERSEDED
+        if _settle(answers, pending, last_errors):
+            return MarkerOutcome.SUPERSEDED
+        if pending and loop.time() - reported >= REPORT_EVERY_S:
+            reported = loop.time()
+            log.info(
+                "markers of producer %d still pending: %s",
+                marker.producer_id,
+                {f"{t}-{p}": last_errors.get((t, p), "no leader") for t, p in sorted(pending)},
+            )
         if pending:
             await asyncio.sleep(delay)
             delay = min(delay * 2, MAX_BACKOFF_S)
     return MarkerOutcome.WRITTEN
+
+
+def _by_leader(
+    channel: MarkerChannel, pending: set[TopicPartition]
+) -> dict[int, list[TopicPartition]]:
+    """Pending partitions by their current leader; a deleted topic's need no marker."""
+    by_leader: dict[int, list[TopicPartition]] = {}
+    for tp in sorted(pending):
+        leader = channel.leader_of(*tp)
+        if leader is None:
+            pending.discard(tp)
+        elif leader >= 0:
+            by_leader.setdefault(leader, []).append(tp)
+    return by_leader
+
+
+def _settle(
+    answers: list[dict[TopicPartition, ErrorCode]],
+    pending: set[TopicPartition],
+    last_errors: dict[TopicPartition, str],
+) -> bool:
+    """Take the leaders' answers off ``pending``; True if a newer coordinator wrote."""
+    for answer in answers:
+        for tp, error in answer.items():
+            if error == ErrorCode.transaction_coordinator_fenced:
+                return True
+            if error in _DONE:
+                if error != ErrorCode.none:
+                    log.warning("marker for %s not needed: %s", tp, error.name)
+                pending.discard(tp)
+            else:
+                last_errors[tp] = error.name
+    return False
 
 
 async def _ask(
@@ -117,4 +152,4 @@ async def _ask(
         return await channel.write_txn_markers(broker_id, marker, tps)
     except MarkerChannelError as exc:
         log.info("markers to broker %d failed: %s", broker_id, exc)
-        return {}
+        return dict.fromkeys(tps, ErrorCode.network_exception)
