@@ -18,6 +18,11 @@ _B, _I, _L, _S = ConfigType.BOOLEAN, ConfigType.INT, ConfigType.LONG, ConfigType
 _D, _LIST = ConfigType.DOUBLE, ConfigType.LIST
 
 # name, type, Kafka's default, what it does in Kafka
+_COMPRESSION_LEVELS: tuple[tuple[str, ConfigType, str, str], ...] = (
+    ("compression.gzip.level", _I, "-1", "gzip level when the broker compresses (KIP-390)"),
+    ("compression.lz4.level", _I, "9", "lz4 level when the broker compresses (KIP-390)"),
+    ("compression.zstd.level", _I, "3", "zstd level when the broker compresses (KIP-390)"),
+)
 _TOPIC: tuple[tuple[str, ConfigType, str, str], ...] = (
     ("delete.retention.ms", _L, "86400000", "how long compaction keeps delete tombstones"),
     ("file.delete.delay.ms", _L, "60000", "delay before a deleted segment's file is removed"),
@@ -39,6 +44,9 @@ _TOPIC: tuple[tuple[str, ConfigType, str, str], ...] = (
     ("remote.storage.enable", _B, "false", "tiered storage for this topic"),
     ("segment.index.bytes", _I, "10485760", "size of a segment's offset index"),
     ("segment.jitter.ms", _L, "0", "random jitter subtracted from segment.ms"),
+    ("remote.log.copy.disable", _B, "false", "stop copying to tiered storage"),
+    ("remote.log.delete.on.disable", _B, "false", "delete tiered data when turned off"),
+    *_COMPRESSION_LEVELS,
 )
 
 _BROKER: tuple[tuple[str, ConfigType, str, str], ...] = (
@@ -50,6 +58,7 @@ _BROKER: tuple[tuple[str, ConfigType, str, str], ...] = (
     ("log.flush.interval.ms", _L, "9223372036854775807", "default flush.ms"),
     ("log.cleaner.enable", _B, "true", "run the log cleaner"),
     ("log.cleaner.delete.retention.ms", _L, "86400000", "default delete.retention.ms"),
+    *_COMPRESSION_LEVELS,
 )
 
 

@@ -35,6 +35,7 @@ KAFKA_ACCEPTS = {
     "flush.ms": "1000",
     "min.compaction.lag.ms": "0",
     "segment.index.bytes": "1048576",
+    "compression.zstd.level": "9",  # Kafka 3.8's KIP-390
 }
 
 
