@@ -49,11 +49,14 @@ READ_ONLY = "dac_read_search"
 KILL_ROUNDS = 50
 
 
+DEFAULT_TIME_S = 60.0
+
+
 @dataclass(frozen=True, slots=True)
 class Limits:
     """What one test may use. The defaults suit one lab exercise against a 3-broker cluster."""
 
-    time_s: float = 60.0
+    time_s: float = DEFAULT_TIME_S
     memory_bytes: int = 1536 << 20  # address space per process (the JVM-free Python side)
     processes: int = 64
     output_bytes: int = 64 << 10  # kept for the report

@@ -19,7 +19,7 @@ from kafkalite.cluster.faults import (
     load_faults,
     save_faults,
 )
-from tests.support.ports import LOW, _free
+from kafkalite.cluster.ports import LOW, _free
 
 pytestmark = pytest.mark.unit
 

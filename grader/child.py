@@ -1,0 +1,81 @@
+"""One test case, inside the sandbox: load the student's definitions, run the case, report.
+
+``python -m grader.child JOB`` is what ``grader.runner`` starts under ``grader.sandbox``.
+The job (a JSON file) names the student's module, the otter-grader test file and which
+of its cases to run, the grading cluster's directory and two inherited descriptors: the
+cluster channel (``grader.channel``) and the pipe the verdict is written to. The test
+case gets, by parameter name as in otter-grader, the student's definitions plus ``lab``
+(a ``kafkalite.lab.Lab`` on the grading cluster), ``cluster`` and ``bootstrap_servers``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import socket
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from otter.test_files import create_test_file
+from otter.test_files.abstract_test import TestFile
+
+from grader.channel import RemoteCluster
+from kafkalite.lab.faults import ObservedCluster
+from kafkalite.lab.lab import Lab
+
+
+class GradingCluster(ObservedCluster, RemoteCluster):
+    """What ``lab.cluster`` is in a graded test: the lab's cluster (fault windows for
+    ``lab.timeline``) whose verbs the grader carries out."""
+
+
+def load_submission(path: Path, lab: Lab) -> dict[str, Any]:
+    """The student's module namespace, which the tests run in: a name a test sets (a
+    notebook's ``PAYMENTS = TopicPartition(...)``) is one the student's functions see.
+    ``lab`` is there before the student's code runs, as in the notebook. Raises whatever
+    the student's code raises at import."""
+    spec = importlib.util.spec_from_file_location("submission", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    module.__dict__.update(lab=lab, cluster=lab.cluster, bootstrap_servers=lab.bootstrap_servers)
+    sys.modules["submission"] = module
+    spec.loader.exec_module(module)
+    return module.__dict__
+
+
+def run_case(test_file: TestFile, index: int, env: dict[str, Any]) -> tuple[bool, str]:
+    """Run one case of an otter-grader test file with otter's own runner and messages."""
+    test_file.test_cases = [test_file.test_cases[index]]
+    test_file.run(env)
+    result = test_file.test_case_results[0]
+    return result.passed, result.message or ""
+
+
+def main(job_path: str) -> int:
+    job = json.loads(Path(job_path).read_text())
+    verdict = os.fdopen(job["result_fd"], "w")
+    channel = socket.socket(fileno=job["channel_fd"])
+    lab = Lab(GradingCluster.over(Path(job["cluster_dir"]), channel))
+    try:
+        env = load_submission(Path(job["submission"]), lab)
+    except BaseException as exc:
+        traceback.print_exc()
+        message = f"your code raised {type(exc).__name__} when it was loaded: {exc}"
+        verdict.write(json.dumps({"passed": False, "message": message}))
+        verdict.flush()
+        return 1
+    test_file = create_test_file(job["test_file"], nbmeta_config=None)
+    passed, message = run_case(test_file, job["case"], env)
+    verdict.write(json.dumps({"passed": passed, "message": message}))
+    verdict.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    code = main(sys.argv[1])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # threads the student started must not keep the test alive

@@ -1,0 +1,11 @@
+def double(x):
+    return 2 * x
+
+
+def send_all(bootstrap_servers, topic, values):
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap_servers, acks="all")
+    for value in values:
+        producer.send(topic, value).get(timeout=30)
+    producer.close()
