@@ -17,6 +17,7 @@ $(VENV)/.installed: requirements.txt pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -r requirements.txt
 	$(BIN)/pip install --quiet --no-deps -e .
 	bash scripts/install-system-deps.sh
+	bash scripts/install-java.sh $(VENV)
 	touch $@
 
 setup: $(VENV)/.installed
@@ -34,7 +35,7 @@ labs: setup  ## rebuild the student notebooks in labs/ from the masters in grade
 	$(BIN)/python scripts/build_labs.py
 
 test: setup  ## second README command: lint, types, layering, and every test suite
-	$(BIN)/ruff check kafkalite grader tests bench
+	$(BIN)/ruff check kafkalite grader tests bench examples
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/pytest -n 2 --dist loadgroup
@@ -43,8 +44,8 @@ test-unit: setup
 	$(BIN)/pytest -m unit
 
 lint: setup
-	$(BIN)/ruff check kafkalite grader tests bench
-	$(BIN)/ruff format --check kafkalite grader tests bench
+	$(BIN)/ruff check kafkalite grader tests bench examples
+	$(BIN)/ruff format --check kafkalite grader tests bench examples
 
 typecheck: setup
 	$(BIN)/mypy

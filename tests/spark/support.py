@@ -1,0 +1,141 @@
+"""Writing and reading topics with librdkafka, and waiting on streaming queries, for the
+Spark tests: the checks read what Kafka holds, with a client that is not the one under test."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import Consumer, IsolationLevel, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec
+from pyspark.sql.streaming import StreamingQuery
+
+from tests.support.waiting import wait_for
+
+
+@dataclass(frozen=True)
+class Record:
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes
+    headers: tuple[tuple[str, bytes], ...] = ()
+
+
+def produce(
+    bootstrap: str,
+    topic: str,
+    values: Iterable[bytes],
+    partition: int | None = None,
+    key: bytes | None = None,
+    headers: list[tuple[str, bytes]] | None = None,
+) -> int:
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
+    errors: list[object] = []
+    count = 0
+    for value in values:
+        kwargs: dict[str, Any] = {"key": key, "headers": headers}
+        if partition is not None:
+            kwargs["partition"] = partition
+        producer.produce(
+            topic, value, on_delivery=lambda e, _m: errors.append(e) if e else None, **kwargs
+        )
+        count += 1
+    assert producer.flush(60) == 0 and not errors, errors
+    return count
+
+
+def end_offsets(bootstrap: str, topic: str, isolation: str = "read_committed") -> dict[int, int]:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    partitions = admin.list_topics(topic, timeout=30).topics[topic].partitions
+    level = (
+        IsolationLevel.READ_COMMITTED
+        if isolation == "read_committed"
+        else IsolationLevel.READ_UNCOMMITTED
+    )
+    futures = admin.list_offsets(
+        {TopicPartition(topic, p): OffsetSpec.latest() for p in partitions},
+        isolation_level=level,
+        request_timeout=30,
+    )
+    return {tp.partition: f.result().offset for tp, f in futures.items()}
+
+
+def read_topic(bootstrap: str, topic: str, isolation: str = "read_committed") -> list[Record]:
+    """Every record a consumer with ``isolation`` sees now, by partition and offset."""
+    ends = end_offsets(bootstrap, topic, isolation)
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "tests-reader",
+            "enable.auto.commit": False,
+            "isolation.level": isolation,
+        }
+    )
+    consumer.assign([TopicPartition(topic, p, 0) for p in ends])
+    records: list[Record] = []
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            positions = {
+                tp.partition: tp.offset
+                for tp in consumer.position([TopicPartition(topic, p) for p in ends])
+            }
+            if all(positions[p] >= end for p, end in ends.items()):
+                break
+            assert time.monotonic() < deadline, f"read {topic}: {positions} of {ends}"
+            for m in consumer.consume(1000, 0.5):
+                if m.error() is None:
+                    headers = tuple(m.headers() or ())
+                    records.append(Record(m.partition(), m.offset(), m.key(), m.value(), headers))
+    finally:
+        consumer.close()
+    return sorted(records, key=lambda r: (r.partition, r.offset))
+
+
+def source_end(query: StreamingQuery) -> dict[str, dict[str, int]]:
+    """The end offsets of the query's last finished micro-batch (Spark's progress)."""
+    progress = query.lastProgress
+    if not progress or not progress["sources"] or not progress["sources"][0]["endOffset"]:
+        return {}
+    end = progress["sources"][0]["endOffset"]
+    return json.loads(end) if isinstance(end, str) else end
+
+
+def wait_until_read(query: StreamingQuery, topic: str, total: int, timeout_s: float = 90) -> None:
+    """Until the query has finished a micro-batch that ends at ``total`` records of ``topic``."""
+
+    def caught_up() -> bool:
+        if query.exception() is not None:
+            raise AssertionError(f"query failed: {query.exception()}")
+        return sum(source_end(query).get(topic, {}).values()) >= total
+
+    wait_for(caught_up, timeout_s, f"{query.name or query.id} to read {total} records")
+
+
+# Spark gives a Python worker it starts (to plan, or to run a stream's source) a fixed
+# 10 s to connect back; on a machine whose two cores are saturated that can run out.
+WORKER_START_TIMEOUT = "Python worker failed to connect back"
+
+
+def run_to_end(start: Callable[[], StreamingQuery], timeout_s: float = 240) -> int:
+    """Run an ``availableNow`` query to its end; a query that died because a Python
+    worker started too slowly is started again from its checkpoint (what a user would do
+    after any crash), at most 3 times. Returns how many restarts it took."""
+    for restarts in range(4):
+        query = start()
+        try:  # a failed query raises its error here
+            finished = query.awaitTermination(timeout_s)
+        except Exception as exc:
+            error: object = exc
+        else:
+            assert finished, f"the query did not finish in {timeout_s} s"
+            error = query.exception()
+        if error is None:
+            return restarts
+        if WORKER_START_TIMEOUT not in str(error) or restarts == 3:
+            raise AssertionError(f"query failed: {error}")
+    raise AssertionError("unreachable")
