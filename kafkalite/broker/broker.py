@@ -202,6 +202,9 @@ class Broker:
         self.quorum.start(self.supervisor.spawn)
         while not self.quorum.is_caught_up():
             await asyncio.sleep(0.01)
+        # the replayed records built the image only: local logs follow the final image at
+        # once, so a topic deleted and created again under its name keeps its new log
+        self.replica_manager.reconcile()
         self.events.replaying = False
         await self._register()
         await self._apply_static_overrides()
@@ -269,8 +272,9 @@ class Broker:
         self.image.reset()
         for record in records:
             self.image.replay(record, offset)
-        self.replica_manager.reconcile()
-        self.fetchers.schedule_sync()
+        if not self.events.replaying:  # a starting broker reconciles once, caught up
+            self.replica_manager.reconcile()
+            self.fetchers.schedule_sync()
         self.events.emit(EventType.METADATA_SNAPSHOT_LOADED, offset=offset, records=len(records))
 
     def _on_commit(self, offset: int, record: MetadataRecord) -> None:
@@ -287,7 +291,10 @@ class Broker:
             case PartitionRecord() | PartitionChangeRecord():
                 topic = self.image.topics_by_id[record.topic_id]
                 after = topic.partitions[record.partition]
-                self.replica_manager.apply_partition(topic.name, record.partition, after)
+                if not self.events.replaying:
+                    self.replica_manager.apply_partition(
+                        topic.name, record.partition, after, topic.topic_id
+                    )
                 if isinstance(record, PartitionChangeRecord) and before is not None:
                     self._emit_partition_change(topic.name, record, before, after)
                 self.fetchers.schedule_sync()
@@ -300,7 +307,8 @@ class Broker:
             case UnfenceBrokerRecord():
                 self.events.emit(EventType.BROKER_UNFENCED, broker_id=record.broker_id)
             case RemoveTopicRecord() if removed is not None:
-                self.replica_manager.remove_topic(removed)
+                if not self.events.replaying:
+                    self.replica_manager.remove_topic(removed)
                 self.group_coordinator.on_topic_deleted(removed)
                 self.events.emit(EventType.TOPIC_DELETED, topic=removed)
             case ConfigRecord():

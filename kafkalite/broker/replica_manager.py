@@ -86,8 +86,11 @@ class ReplicaManager:
     def log_config(self, topic: str) -> LogConfig:
         return LogConfig.from_configs(self.image.topic_configs_resolved(topic))
 
-    def apply_partition(self, topic: str, index: int, reg: PartitionRegistration) -> None:
-        """Make local state match one partition's committed registration."""
+    def apply_partition(
+        self, topic: str, index: int, reg: PartitionRegistration, topic_id: str | None = None
+    ) -> None:
+        """Make local state match one partition's committed registration (``topic_id``:
+        of the topic it belongs to, so a log of an older same-named topic is not reused)."""
         if self.broker_id not in reg.replicas:
             if self.remove_partition(topic, index):  # moved away by a reassignment
                 self.events.emit(EventType.REPLICA_DELETED, topic=topic, partition=index)
@@ -95,7 +98,7 @@ class ReplicaManager:
         key = (topic, index)
         partition = self.partitions.get(key)
         if partition is None:
-            plog = self.logs.get_or_create(topic, index, self.log_config(topic))
+            plog = self.logs.get_or_create(topic, index, self.log_config(topic), topic_id)
             partition = Partition(topic, index, plog, self.broker_id)
             self.partitions[key] = partition
         if reg.leader == self.broker_id:
@@ -119,16 +122,21 @@ class ReplicaManager:
         self.produce_waiters.notify(key)  # a smaller ISR may have moved the HW
 
     def reconcile(self) -> None:
-        """After a metadata snapshot: match every partition to the image at once."""
+        """Match every partition to the image at once: after a metadata snapshot, and when
+        a starting broker has replayed the metadata log. Logs on disk that the image does
+        not place on this broker (topics deleted, replicas moved while it was down) go."""
         wanted = {
-            (t.name, i): reg
+            (t.name, i): (t.topic_id, reg)
             for t in self.image.topics_by_id.values()
             for i, reg in t.partitions.items()
         }
         for key in [k for k in self.partitions if k not in wanted]:
             self.remove_partition(*key)
-        for (topic, index), reg in sorted(wanted.items()):
-            self.apply_partition(topic, index, reg)
+        hosted = {key for key, (_, reg) in wanted.items() if self.broker_id in reg.replicas}
+        for key in [k for k in self.logs.logs if k not in hosted and k not in self.partitions]:
+            self.logs.delete(*key)
+        for (topic, index), (topic_id, reg) in sorted(wanted.items()):
+            self.apply_partition(topic, index, reg, topic_id)
 
     def remove_partition(self, topic: str, index: int) -> bool:
         """Drop the local replica and delete its log; False if there was none."""

@@ -1,10 +1,12 @@
-"""A topic deleted and created again under the same name keeps the new topic's records
-when a broker restarts (Kafka tells the two apart by topic id).
+"""A topic deleted and created again under the same name is a new topic: a broker that
+restarts keeps the new topic's records, and a broker that was down meanwhile drops the old
+topic's log instead of taking it for the new one (Kafka tells them apart by topic id).
 
-Found by the labs, which re-create their topics on every run: a restarted broker replays
-the old topic's deletion from the metadata log and deletes the directory that by then
-holds the new topic's log. Expected to fail until partition directories carry their topic
-id (Kafka's ``partition.metadata``); strict, so the fix shows up as an unexpected pass.
+Found by the labs, which re-create their topics on every run: a restarted broker replayed
+the old topic's deletion record by record and deleted the directory that by then held the
+new topic's log. A starting broker now replays the metadata log into its image first and
+then brings its logs in line with the final image, and each partition directory records
+its topic id (``partition.metadata``).
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ def log_of(bootstrap: str, topic: str) -> list[bytes]:
     return values
 
 
-@pytest.mark.xfail(strict=True, reason="a restarted broker replays the old topic's deletion")
 def test_a_recreated_topic_survives_a_broker_restart(
     make_cluster3: Callable[..., Cluster],
 ) -> None:
@@ -59,3 +60,37 @@ def test_a_recreated_topic_survives_a_broker_restart(
         "broker 1 to lead ledger-0 again",
     )
     assert log_of(bootstrap, "ledger") == [b"v%d" % i for i in range(5)]
+
+
+def test_a_broker_down_while_its_topic_was_recreated_drops_the_old_log(
+    make_cluster3: Callable[..., Cluster],
+) -> None:
+    cluster = make_cluster3()
+    bootstrap = cluster.bootstrap_servers
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    admin.create_topics([NewTopic("ledger", 1, replica_assignments={0: [1, 2]})])
+    admin.close()
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
+    producer.send("ledger", b"old", partition=0).get(timeout=20)
+    producer.close()
+    cluster.stop(1)
+    live = ",".join(b.address for b in cluster.spec.brokers if b.broker_id != 1)
+    admin = KafkaAdminClient(bootstrap_servers=live)  # clients that never knew broker 1
+    admin.delete_topics(["ledger"])
+    wait_for(lambda: "ledger" not in admin.list_topics(), what="the deletion")
+    # broker 2 first: the new topic's leader must be a running broker
+    admin.create_topics([NewTopic("ledger", 1, replica_assignments={0: [2, 1]})])
+    admin.close()
+    producer = KafkaProducer(bootstrap_servers=live, acks=1)  # committed once 1 catches up
+    for i in range(3):
+        producer.send("ledger", b"new-%d" % i, partition=0).get(timeout=20)
+    producer.close()
+    cluster.start(1)
+
+    def in_sync() -> bool:
+        rows = [p for p in cluster.status()["partitions"] if p["topic"] == "ledger"]
+        return bool(rows) and sorted(rows[0]["isr"]) == [1, 2]
+
+    wait_for(in_sync, 30, "broker 1 back in the ISR")
+    cluster.stop(2)  # broker 1's copy is now the only one, and it leads
+    assert log_of(bootstrap, "ledger") == [b"new-0", b"new-1", b"new-2"]
