@@ -58,6 +58,8 @@ class CheckResult:
 
     report: Report
     table: pd.DataFrame
+    lost_values: frozenset[bytes] = frozenset()
+    """The values of the acknowledged writes that were lost."""
 
     @property
     def valid(self) -> bool:
@@ -90,7 +92,17 @@ class CheckResult:
         return verdict + self.table.head(SHOWN).to_html(index=False) + more
 
 
-def result_of(report: Report, of_output: bool = False) -> CheckResult:
+def lost_values(
+    acks: Iterable[Ack], final_log: Mapping[Partition, Mapping[int, bytes]]
+) -> frozenset[bytes]:
+    """Acknowledged values the final log (or output) does not hold, in any partition."""
+    kept = {value for records in final_log.values() for value in records.values()}
+    return frozenset(a.value for a in acks if a.value not in kept)
+
+
+def result_of(
+    report: Report, of_output: bool = False, lost: frozenset[bytes] = frozenset()
+) -> CheckResult:
     """The table for ``report``; ``of_output``: the checker judged a consumer's output."""
     meanings = OUTPUT_MEANINGS if of_output else MEANINGS
     rows = [
@@ -98,7 +110,7 @@ def result_of(report: Report, of_output: bool = False) -> CheckResult:
         for kind, found in report.anomalies.items()
         for detail in found
     ]
-    return CheckResult(report, pd.DataFrame(rows, columns=COLUMNS))
+    return CheckResult(report, pd.DataFrame(rows, columns=COLUMNS), lost)
 
 
 def output_as_log(

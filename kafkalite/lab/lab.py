@@ -18,14 +18,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pandas as pd
-from kafka import TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 from kafka.errors import KafkaError
 
 from kafkalite.checker.history import check as check_history
 from kafkalite.cluster import BrokerState
 from kafkalite.lab import tables
-from kafkalite.lab.anomalies import CheckResult, output_as_log, result_of
+from kafkalite.lab.anomalies import CheckResult, lost_values, output_as_log, result_of
 from kafkalite.lab.faults import ObservedCluster
 from kafkalite.lab.history import History
 from kafkalite.lab.recording import RecordingConsumer, RecordingProducer, read_final_log
@@ -336,13 +335,8 @@ class Lab:
         self.wait_for(ready, WAIT_S, f"{name}'s partitions to be led and in sync")
 
     def _delete_topic(self, name: str) -> None:
-        """Delete ``name`` and every group's committed offsets for it, which Kafka drops
-        with a deleted topic: a re-created topic must not resume at the last run's offsets."""
+        """Delete ``name`` (its groups' committed offsets go with it, as in Kafka)."""
         with self.admin() as admin:
-            for group, offsets in self._committed_offsets().items():
-                mine = [TopicPartition(t, p) for t, p in offsets if t == name]
-                if mine:
-                    admin.delete_group_offsets(group, mine)
             admin.delete_topics([name])
         self.wait_for(lambda: not self.partitions(name).shape[0], WAIT_S, f"{name} to be deleted")
 
@@ -407,21 +401,22 @@ class Lab:
     ) -> int:
         """Send ``prefix-0``, ``prefix-1``, ... at ``rate`` records per second for ``seconds``
         from a background thread, while ``during()`` (a fault, say) runs in this one; then
-        flush. Returns how many were sent. A send that fails is in the history as an error;
-        sending goes on, as an application's would."""
+        flush (at most 30 s: a record still unanswered then stays a send without an answer
+        in the history). Returns how many were sent. A send that fails is in the history as
+        an error; sending goes on, as an application's would."""
         sent = 0
         stop = threading.Event()
 
         def send_all() -> None:
             nonlocal sent
-            started = time.monotonic()
+            due = time.monotonic()
             while not stop.is_set():
-                due = int((time.monotonic() - started) * rate)
-                while sent < due and not stop.is_set():
-                    with contextlib.suppress(KafkaError):  # recorded; the next one is tried
-                        producer.send(topic, f"{prefix}-{sent}".encode(), partition=partition)
-                    sent += 1
-                stop.wait(min(0.01, 1 / rate))
+                with contextlib.suppress(KafkaError):  # recorded; the next one is tried
+                    producer.send(topic, f"{prefix}-{sent}".encode(), partition=partition)
+                sent += 1
+                # a send that blocked (no leader to send to) is not made up for in a burst
+                due = max(due + 1 / rate, time.monotonic() - 1 / rate)
+                stop.wait(max(0.0, due - time.monotonic()))
 
         writer = threading.Thread(target=send_all, name="kafkalite-writer", daemon=True)
         writer.start()
@@ -433,7 +428,8 @@ class Lab:
         finally:
             stop.set()
             writer.join(30)
-            producer.flush(timeout=30)
+            with contextlib.suppress(KafkaError):  # KafkaTimeoutError: some still unanswered
+                producer.flush(timeout=30)
         return sent
 
     def close_clients(self) -> None:
@@ -462,12 +458,13 @@ class Lab:
         values a consumer processed, in order): every acknowledged write against that."""
         h = history or self.history
         if output is None:
-            final_log = read_final_log(self.live_bootstrap_servers(), h.partitions())
-            report = check_history(h.acks(), h.polls(), h.commits(), final_log, h.sends())
+            acks, log = h.acks(), read_final_log(self.live_bootstrap_servers(), h.partitions())
         else:
             acks, log = output_as_log(h.acks(), output)
-            return result_of(check_history(acks, [], [], log, h.sends()), of_output=True)
-        return result_of(report)
+        report = check_history(
+            acks, h.polls() if output is None else [], h.commits(), log, h.sends()
+        )
+        return result_of(report, of_output=output is not None, lost=lost_values(acks, log))
 
     def dashboard(self) -> Dashboard:
         """The live dashboard of this cluster (ipywidgets)."""

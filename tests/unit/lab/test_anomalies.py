@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kafkalite.checker import Ack, Send, check
-from kafkalite.lab.anomalies import output_as_log, result_of
+from kafkalite.lab.anomalies import lost_values, output_as_log, result_of
 
 pytestmark = pytest.mark.unit
 
@@ -49,3 +49,9 @@ def test_a_consumers_output_in_another_order_than_sent_is_reordered():
     acks_without_offsets, log = output_as_log(acks, [b"b", b"a"])
     result = result_of(check(acks_without_offsets, [], [], log, sends))
     assert result.counts["reordered"] == 1 and result.counts["lost"] == 0
+
+
+def test_lost_values_are_the_acknowledged_values_kept_nowhere():
+    acks = [Ack(P, b"a", 0), Ack(P, b"b", 1), Ack(("orders", 1), b"c", 0)]
+    log = {P: {0: b"a"}, ("orders", 1): {0: b"b"}}  # b moved partitions: kept, not lost
+    assert lost_values(acks, log) == {b"c"}
