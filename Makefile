@@ -32,7 +32,7 @@ status:
 	$(BIN)/kafkalite status --dir $(DIR)
 
 labs: setup  ## rebuild the student notebooks in labs/ from the masters in grader/masters/
-	$(BIN)/python scripts/build_labs.py
+	$(BIN)/python -m grader assign
 
 test: setup  ## second README command: lint, types, layering, and every test suite
 	$(BIN)/ruff check kafkalite grader tests bench examples

@@ -93,9 +93,13 @@ def _assign(master: Path, out: Path) -> None:
 
 
 def student_version(assignment: Assignment) -> str:
-    """The student notebook as committed under ``labs/``: otter's split, outputs cleared."""
+    """The student notebook as committed under ``labs/``: otter's split, outputs cleared.
+    Cell ids come from each cell's position and text: otter gives the cells it adds random
+    ids, which would make every split differ from the committed one."""
     notebook = json.loads(assignment.student_notebook.read_text())
-    for cell in notebook["cells"]:
+    for index, cell in enumerate(notebook["cells"]):
         if cell["cell_type"] == "code":
             cell["outputs"], cell["execution_count"] = [], None
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        cell["id"] = hashlib.sha256(f"{index}:{source}".encode()).hexdigest()[:8]
     return json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
