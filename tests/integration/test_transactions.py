@@ -5,11 +5,14 @@ a real three-broker cluster (RF 3)."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import subprocess
 import uuid
 
 import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka import TopicPartition as AIOTopicPartition
 from confluent_kafka import KafkaException, Producer
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import KafkaError as KafkaPythonError
@@ -17,7 +20,12 @@ from kafka.structs import OffsetAndMetadata
 
 from kafkalite.cluster import Cluster
 from tests.support.topics import create_topic
-from tests.support.transactions import confluent_read, kafka_python_read, write_sentinels
+from tests.support.transactions import (
+    SENTINEL,
+    confluent_read,
+    kafka_python_read,
+    write_sentinels,
+)
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow]
@@ -295,3 +303,42 @@ def test_aborted_and_open_transactions_survive_kill_9(fresh_cluster: Cluster) ->
     assert kafka_python_read(bootstrap, topic, 1, "read_committed") == {
         0: [b"commit", b"after-restart"]
     }
+
+
+def test_aiokafka_transactions_and_read_committed(cluster3: Cluster) -> None:
+    """aiokafka speaks the oldest versions of the transaction APIs (v0)."""
+    bootstrap = cluster3.bootstrap_servers
+    topic = name("out")
+    create_topic(bootstrap, topic, 1, 3)
+
+    async def scenario() -> list[bytes]:
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, transactional_id=name("tx"))
+        await producer.start()
+        try:
+            async with producer.transaction():
+                await producer.send_and_wait(topic, b"kept", partition=0)
+            await producer.begin_transaction()
+            await producer.send_and_wait(topic, b"dropped", partition=0)
+            await producer.abort_transaction()
+        finally:
+            await producer.stop()
+        write_sentinels(bootstrap, topic, 1)
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=bootstrap,
+            isolation_level="read_committed",
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+        )
+        await consumer.start()
+        consumer.assign([AIOTopicPartition(topic, 0)])
+        seen: list[bytes] = []
+        try:
+            async with asyncio.timeout(30):
+                while SENTINEL not in seen:
+                    batches = await consumer.getmany(timeout_ms=500)
+                    seen.extend(m.value for records in batches.values() for m in records)
+        finally:
+            await consumer.stop()
+        return seen
+
+    assert asyncio.run(scenario()) == [b"kept", SENTINEL]
