@@ -95,6 +95,9 @@ class OngoingTxn:
 class ProducerStateManager:
     def __init__(self) -> None:
         self.producers: dict[int, ProducerEntry] = {}
+        self.ongoing: dict[int, int] = {}
+        """Producer id -> first offset of its open transaction (every fetch asks for the
+        oldest, so it is kept apart from the many producers that have none)."""
         self.unreplicated: deque[CompletedTxn] = deque()
         """Ended transactions whose marker the high watermark has not passed, by offset."""
 
@@ -184,6 +187,7 @@ class ProducerStateManager:
             return self._end_transaction(header, entry, marker)
         if header.is_transactional and entry.current_txn_first_offset is None:
             entry.current_txn_first_offset = header.base_offset
+            self.ongoing[header.producer_id] = header.base_offset
         if header.base_sequence >= 0:
             entry.batches.append(
                 BatchMetadata(
@@ -201,6 +205,7 @@ class ProducerStateManager:
     ) -> CompletedTxn | None:
         first = entry.current_txn_first_offset
         entry.current_txn_first_offset = None
+        self.ongoing.pop(header.producer_id, None)
         if marker is None:
             return None  # a control batch that is not a transaction marker
         entry.coordinator_epoch = max(entry.coordinator_epoch, marker.coordinator_epoch)
@@ -221,31 +226,22 @@ class ProducerStateManager:
         while self.unreplicated and self.unreplicated[0].last_offset < high_watermark:
             self.unreplicated.popleft()
         candidates = [t.first_offset for t in self.unreplicated]
-        candidates.extend(
-            e.current_txn_first_offset
-            for e in self.producers.values()
-            if e.current_txn_first_offset is not None
-        )
+        candidates.extend(self.ongoing.values())
         return min(candidates) if candidates else None
 
     def last_stable_offset_after(self, completed: CompletedTxn) -> int:
         """The LSO once ``completed`` ended, ignoring replication (the ``.txnindex``
         field): the first offset of another producer's open transaction, else past the
         marker."""
-        others = [
-            e.current_txn_first_offset
-            for pid, e in self.producers.items()
-            if pid != completed.producer_id and e.current_txn_first_offset is not None
-        ]
+        others = [first for pid, first in self.ongoing.items() if pid != completed.producer_id]
         return min(others) if others else completed.last_offset + 1
 
     def ongoing_transactions(self) -> list[OngoingTxn]:
         """Open transactions, oldest first."""
         return sorted(
             (
-                OngoingTxn(pid, e.producer_epoch, e.current_txn_first_offset)
-                for pid, e in self.producers.items()
-                if e.current_txn_first_offset is not None
+                OngoingTxn(pid, self.producers[pid].producer_epoch, first)
+                for pid, first in self.ongoing.items()
             ),
             key=lambda t: t.first_offset,
         )
@@ -267,4 +263,5 @@ class ProducerStateManager:
 
     def clear(self) -> None:
         self.producers.clear()
+        self.ongoing.clear()
         self.unreplicated.clear()
