@@ -62,12 +62,17 @@ class ControllerService:
         return int(self.image.broker_config("broker.session.timeout.ms"))
 
     async def _run(self, operation: Callable[[], ControllerResult[T]]) -> T:
+        """One operation at a time: decided against the image, its records appended and
+        applied before the next is decided. The lock is held until they are applied even
+        if the caller is cancelled meanwhile (its client went away): released earlier, the
+        next operation would be decided against an image without them - two CreateTopics
+        of one name would both succeed, with two topic ids."""
         async with self._lock:
             if not self.quorum.is_active:
                 raise NotControllerError(self.quorum.leader_id)
             result = operation()
             if result.records:
-                await self.quorum.append(result.records)
+                await _even_if_cancelled(asyncio.ensure_future(self.quorum.append(result.records)))
             return result.response
 
     # ---- activation ------------------------------------------------------------------
@@ -204,3 +209,17 @@ class ControllerService:
         self, election_type: int, partitions: Sequence[tuple[str, int]] | None
     ) -> list[tuple[str, int, ApiResult]]:
         return await self._run(lambda: self.controller.elect_leaders(election_type, partitions))
+
+
+async def _even_if_cancelled(task: asyncio.Future[T]) -> T:
+    """Wait for ``task`` to end even if the caller is cancelled meanwhile; then re-raise
+    the cancellation."""
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            cancelled = cancelled or not task.done()
+    if cancelled:
+        raise asyncio.CancelledError
+    return task.result()
