@@ -15,18 +15,17 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaProducer
 
+import kafkalite.lab
 from kafkalite.checker import Ack, check
 from kafkalite.cluster import BrokerState, Cluster
 from kafkalite.cluster.docker_backend import DockerBackend
 from kafkalite.cluster.healthcheck import probe
-from kafkalite.lab.connection import attach_cluster
 from tests.support.waiting import wait_for
 
 TOPIC = "failover"
@@ -134,7 +133,7 @@ def fault_steps(cluster: Cluster, load: Load) -> dict[str, Any]:
     )
     sync.close()
     cluster.start(old)
-    wait_for(lambda: isr_complete(cluster), 60, f"broker {old} back in every ISR")
+    wait_for(lambda: isr_complete(cluster), 120, f"broker {old} back in every ISR")
     report["restarted"] = cluster.broker_states()[old].value
 
     # -- pause: a hung broker leaves the ISR; resume: it catches up and rejoins
@@ -143,7 +142,7 @@ def fault_steps(cluster: Cluster, load: Load) -> dict[str, Any]:
     report["paused"] = {"broker": paused, "state": cluster.broker_states()[paused].value}
     wait_for(lambda: not isr_complete(cluster), 30, f"paused broker {paused} out of an ISR")
     cluster.resume(paused)
-    wait_for(lambda: isr_complete(cluster), 60, f"broker {paused} back in every ISR")
+    wait_for(lambda: isr_complete(cluster), 120, f"broker {paused} back in every ISR")
 
     # -- isolate: cut from its peers, it keeps answering its own clients
     isolated = 1 + paused % 3
@@ -159,7 +158,7 @@ def fault_steps(cluster: Cluster, load: Load) -> dict[str, Any]:
     report["isolated"]["answers_clients_later"] = probe(broker.host, broker.port) is None
     wait_for(lambda: acked_since(load, acked), 60, "acknowledged writes while isolated")
     cluster.heal()
-    wait_for(lambda: isr_complete(cluster), 60, f"broker {isolated} back in every ISR")
+    wait_for(lambda: isr_complete(cluster), 120, f"broker {isolated} back in every ISR")
 
     # -- stop: a controlled shutdown (SIGTERM through tini); the container exits 0
     cluster.stop(isolated)
@@ -172,13 +171,15 @@ def fault_steps(cluster: Cluster, load: Load) -> dict[str, Any]:
         "exit_code": state["ExitCode"],
     }
     cluster.start(isolated)
-    wait_for(lambda: isr_complete(cluster), 60, f"broker {isolated} back in every ISR")
+    wait_for(lambda: isr_complete(cluster), 120, f"broker {isolated} back in every ISR")
     report["states_at_end"] = {str(b): s.value for b, s in cluster.broker_states().items()}
     return report
 
 
 def main() -> None:
-    cluster = attach_cluster(Path(".kafkalite"))  # as `kafkalite status` in the terminal
+    lab = kafkalite.lab.connect()  # as a notebook does: the Docker backend here
+    lab.reset(timeout_s=120)  # whatever an earlier lab left broken comes back first
+    cluster = lab.cluster
     assert all(s == BrokerState.RUNNING for s in cluster.broker_states().values())
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
     topic = NewTopic(TOPIC, PARTITIONS, 3, config={"min.insync.replicas": "2"})

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -76,16 +77,23 @@ def copy_into(container: Container, files: dict[str, Path], dest: str = "/tmp/kl
     assert container.put_archive(dest, archive.getvalue())
 
 
+LAB_04 = next((REPO / "grader" / "masters").glob("04-*.ipynb"))
+LAB_BUDGET_S = 300  # the lab tests allow 120 s on the host; containers share a loaded machine
+
+
 def script_files(scripts: list[str]) -> dict[str, Path]:
-    """What a script from this folder needs inside a container: itself and the waiting helper."""
+    """What a script from this folder needs inside a container: itself, its helpers, and
+    lab 04 with its reference answers and checks (the master notebook)."""
     here = Path(__file__).parent
     support = REPO / "tests" / "support"
     return {
+        "lab04.ipynb": LAB_04,
         "tests": REPO / "tests",
         "tests/__init__.py": REPO / "tests" / "__init__.py",
         "tests/support": support,
         "tests/support/__init__.py": support / "__init__.py",
         "tests/support/waiting.py": support / "waiting.py",
+        "tests/support/notebooks.py": support / "notebooks.py",
         **{name: here / name for name in scripts},
     }
 
@@ -230,3 +238,19 @@ class CourseStack(ComposeProject):
         self, command: list[str], env: dict[str, str] | None = None, timeout_s: float = 600
     ) -> subprocess.CompletedProcess[str]:
         return docker_exec(self.engine, self.lab(), command, env, timeout_s)
+
+
+def run_lab_04(engine: Engine, container: Container) -> dict[str, Any]:
+    """Execute lab 04 (its master: the student's steps, the reference answers, every
+    check) inside a lab container; the runner's report."""
+    copy_into(container, script_files(["run_notebook.py"]))
+    done = docker_exec(
+        engine,
+        container,
+        ["python", "/tmp/kltest/run_notebook.py", "/tmp/kltest/lab04.ipynb", str(LAB_BUDGET_S)],
+        env={"PYTHONPATH": "/tmp/kltest"},
+        timeout_s=2 * LAB_BUDGET_S,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report

@@ -21,6 +21,7 @@ from nbclient import NotebookClient
 from grader import assignments
 from kafkalite.cluster import Cluster
 from kafkalite.lab.connection import ENV_DIR
+from tests.support.notebooks import notebook_errors
 
 pytestmark = [pytest.mark.labs, pytest.mark.slow]
 
@@ -48,13 +49,7 @@ def test_lab_runs_top_to_bottom_with_the_reference_answers(
     elapsed = time.monotonic() - started
     print(f"{master.name}: {elapsed:.0f} s")  # shown with -s or on failure
     assert elapsed < LAB_BUDGET_S, f"{master.name} took {elapsed:.0f} s"
-    errors = [
-        f"cell {index}: {output['ename']}: {output['evalue']}"
-        for index, cell in enumerate(notebook.cells)
-        if cell.cell_type == "code"
-        for output in cell.outputs
-        if output.get("output_type") == "error"
-    ]
+    errors = notebook_errors(notebook)
     assert not errors, "\n".join(errors)
 
 
