@@ -110,19 +110,25 @@ def _clip_faults(
 def _leader_changes(
     events: Iterable[Mapping[str, Any]], history: History, start: float, end: float
 ) -> list[tuple[float, str]]:
+    """One mark per election of the run's partitions; an unclean election is reported by
+    two events (elected, and elected uncleanly), marked once as unclean."""
     topics = {op.topic for op in history.snapshot()}
-    changes = []
+    found: dict[tuple[Any, ...], tuple[float, str]] = {}
     for e in events:
         t = e["time_ms"] / 1000
         if e["type"] not in LEADER_EVENTS or e.get("replay") or e.get("topic") not in topics:
             continue
-        if start <= t <= end:
-            unclean = " (unclean)" if e["type"] == EventType.UNCLEAN_LEADER_ELECTED else ""
-            label = f"{e['topic']}-{e['partition']} → {e['broker']}{unclean}"
-            if "leader_epoch" in e:
-                label += f", epoch {e['leader_epoch']}"
-            changes.append((t - start, label))
-    return sorted(changes)
+        if not start <= t <= end:
+            continue
+        key = (e["topic"], e["partition"], e["broker"], e.get("leader_epoch"))
+        unclean = e["type"] == EventType.UNCLEAN_LEADER_ELECTED
+        if key in found and not unclean:
+            continue
+        label = f"{e['topic']}-{e['partition']} → {e['broker']}" + (" (unclean)" if unclean else "")
+        if e.get("leader_epoch") is not None:
+            label += f", epoch {e['leader_epoch']}"
+        found[key] = (min(t - start, found.get(key, (t - start, ""))[0]), label)
+    return sorted(found.values())
 
 
 def _longest_gap(acks: list[float], duration: float) -> tuple[float, float] | None:

@@ -104,3 +104,24 @@ def test_an_empty_history_is_a_clear_error_and_a_run_plots():
         build_timeline(History())
     figure = plot_timeline(build_timeline(failover_history(), events=EVENTS), "failover")
     assert len(figure.axes) == 2 and figure.axes[1].get_yscale() == "log"
+
+
+def test_an_unclean_election_is_marked_once_as_unclean():
+    elected = {
+        "seq": 9,
+        "time_ms": (T0 + 2.0) * 1000,
+        "broker": 2,
+        "type": "leader_elected",
+        "topic": "orders",
+        "partition": 0,
+        "leader": 2,
+        "leader_epoch": 5,
+    }
+    unclean = {
+        **elected,
+        "seq": 10,
+        "time_ms": (T0 + 2.001) * 1000,
+        "type": "unclean_leader_elected",
+    }
+    timeline = build_timeline(failover_history(), events=[elected, unclean])
+    assert timeline.leader_changes == [(pytest.approx(2.005), "orders-0 → 2 (unclean), epoch 5")]
