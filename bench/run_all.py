@@ -1,11 +1,12 @@
 """Every benchmark, one after the other (``make bench``)."""
 
-from bench import dashboard, failover, latency, replication, startup, throughput
+from bench import dashboard, failover, latency, replication, startup, throughput, transactions
 
 if __name__ == "__main__":
     throughput.main()
     latency.main()
     replication.main()
+    transactions.main()
     failover.main()
     startup.main()
     dashboard.main()
