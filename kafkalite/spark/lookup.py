@@ -66,11 +66,19 @@ class ClusterLookup:
         )
 
     def topics(self) -> dict[str, int]:
-        """Every topic's partition count (internal ``__`` topics left out)."""
-        try:
-            metadata = self.admin.list_topics(timeout=self.timeout_s)
-        except KafkaException as exc:
-            raise self._unreachable(exc.args[0]) from None
+        """Every topic's partition count (internal ``__`` topics left out). A failed
+        metadata request (a broker that just died, a connection refused) is asked again,
+        of any broker, until the time bound."""
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                metadata = self.admin.list_topics(timeout=max(remaining, 0.5))
+                break
+            except KafkaException as exc:
+                if remaining <= 0 or not _is_transient(exc.args[0]):
+                    raise self._unreachable(exc.args[0]) from None
+                time.sleep(RETRY_BACKOFF_S)
         return {
             name: len(topic.partitions)
             for name, topic in metadata.topics.items()

@@ -28,6 +28,8 @@ pytestmark = [pytest.mark.labs, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 MASTERS = sorted((ROOT / "grader" / "masters").glob("*.ipynb"))
 LAB_BUDGET_S = 120
+# Lab 08 starts Spark twice (in the kernel, then as a driver process killed and restarted)
+LAB_BUDGETS_S = {"08-pyspark-exactly-once": 420}
 
 
 @pytest.mark.parametrize("master", MASTERS, ids=lambda path: path.stem)
@@ -37,9 +39,10 @@ def test_lab_runs_top_to_bottom_with_the_reference_answers(
     cluster = make_cluster3()
     monkeypatch.setenv(ENV_DIR, cluster.spec.root)
     notebook = nbformat.read(master, as_version=4)
+    budget_s = LAB_BUDGETS_S.get(master.stem, LAB_BUDGET_S)
     client = NotebookClient(
         notebook,
-        timeout=LAB_BUDGET_S,
+        timeout=budget_s,
         kernel_name="python3",
         allow_errors=True,  # run every cell, then report every error at once
         resources={"metadata": {"path": str(ROOT / "labs")}},
@@ -48,7 +51,7 @@ def test_lab_runs_top_to_bottom_with_the_reference_answers(
     client.execute()
     elapsed = time.monotonic() - started
     print(f"{master.name}: {elapsed:.0f} s")  # shown with -s or on failure
-    assert elapsed < LAB_BUDGET_S, f"{master.name} took {elapsed:.0f} s"
+    assert elapsed < budget_s, f"{master.name} took {elapsed:.0f} s"
     errors = notebook_errors(notebook)
     assert not errors, "\n".join(errors)
 

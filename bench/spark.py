@@ -1,0 +1,199 @@
+"""PySpark through Kafka-Lite: source throughput, micro-batch latency, recovery after a
+driver kill, and the pipeline's peak memory (3 brokers, local[2]).
+
+    .venv/bin/python -m bench.spark
+
+1. **Source throughput**: a batch query reads 200,000 records of 1 KiB (3 partitions)
+   and sums the value lengths; records/s of the whole query, JVM already running.
+2. **Micro-batch latency**: the exactly-once copy pipeline (``kafkalite.spark.pipeline``)
+   under 1,000 records/s; each batch's ``triggerExecution`` time, p50 and p99.
+3. **Driver kill -> first batch after restart**: the copy pipeline as its own process,
+   SIGKILLed after a committed batch and started again: seconds from the restart to the
+   next commit in its checkpoint (JVM start included), median of 3.
+4. **Peak memory**: the largest sum of RSS over the driver process group (Python driver,
+   JVM, Python workers) and the three brokers during run 3.
+
+The load average when the run ended is recorded with the figures: Spark starts a JVM and
+several Python processes, so on a busy two-core machine these numbers move a lot.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import psutil
+from confluent_kafka import Producer
+from pyspark.sql import functions as F
+
+import kafkalite.spark
+from bench.common import bench_cluster, record
+from kafkalite.cluster import Cluster
+from kafkalite.spark.checkpoint import read_checkpoint
+from kafkalite.spark.driver import DriverProcess
+from kafkalite.spark.pipeline import copy_topic
+from tests.support.topics import create_topic
+
+RECORDS = 200_000
+VALUE = b"x" * 1024
+
+
+def fill(bootstrap: str, topic: str, count: int) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "acks": "all"})
+    for i in range(count):
+        while True:
+            try:
+                producer.produce(topic, VALUE, partition=i % 3)
+                break
+            except BufferError:
+                producer.poll(0.01)
+    producer.flush(120)
+
+
+def source_throughput(spark, bootstrap: str) -> dict[str, float]:
+    create_topic(bootstrap, "bench-in", 3, 3)
+    fill(bootstrap, "bench-in", RECORDS)
+    frame = (
+        spark.read.format("kafkalite")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", "bench-in")
+        .load()
+    )
+    frame.agg(F.count("*")).collect()  # warm: workers started
+    started = time.monotonic()
+    total = frame.agg(F.sum(F.length("value"))).collect()[0][0]
+    seconds = time.monotonic() - started
+    assert total == RECORDS * len(VALUE)
+    rate = round(RECORDS / seconds)
+    return {"records": RECORDS, "seconds": round(seconds, 2), "records_per_s": rate}
+
+
+class Trickle:
+    """1,000 records/s of 1 KiB into ``topic`` until stopped."""
+
+    def __init__(self, bootstrap: str, topic: str, rate: int = 1000) -> None:
+        self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+        self.topic, self.rate = topic, rate
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self) -> None:
+        started, sent = time.monotonic(), 0
+        while not self.stop.is_set():
+            if sent < (time.monotonic() - started) * self.rate:
+                self.producer.produce(self.topic, VALUE, partition=sent % 3)
+                sent += 1
+            else:
+                self.producer.poll(0.005)
+        self.producer.flush(30)
+
+
+def batch_latency(spark, bootstrap: str, work: Path) -> dict[str, float]:
+    create_topic(bootstrap, "lat-in", 3, 3)
+    create_topic(bootstrap, "lat-out", 3, 3)
+    trickle = Trickle(bootstrap, "lat-in")
+    trickle.thread.start()
+    query = copy_topic(spark, bootstrap, "lat-in", "lat-out", str(work / "lat-checkpoint"))
+    try:
+        time.sleep(60)
+    finally:
+        query.stop()
+        trickle.stop.set()
+        trickle.thread.join()
+    durations = sorted(
+        p["durationMs"]["triggerExecution"] / 1000
+        for p in query.recentProgress[3:]  # the first batches start Python workers
+        if p["numInputRows"]
+    )
+    return {
+        "batches": len(durations),
+        "p50_s": round(statistics.median(durations), 3),
+        "p99_s": round(durations[int(len(durations) * 0.99) - 1], 3),
+    }
+
+
+def group_rss_mb(driver: DriverProcess, cluster: Cluster) -> float:
+    pids = [cluster.pid(b.broker_id) for b in cluster.spec.brokers]
+    if driver.process is not None and driver.process.poll() is None:
+        root = psutil.Process(driver.process.pid)
+        pids += [root.pid, *(c.pid for c in root.children(recursive=True))]
+    total = 0
+    for pid in pids:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            total += psutil.Process(pid).memory_info().rss
+    return total / 2**20
+
+
+def restart_after_kill(cluster: Cluster, work: Path) -> dict[str, float]:
+    bootstrap = cluster.bootstrap_servers
+    create_topic(bootstrap, "kill-in", 3, 3)
+    create_topic(bootstrap, "kill-out", 3, 3)
+    checkpoint = work / "kill-checkpoint"
+    driver = DriverProcess(
+        "kafkalite.spark.pipeline",
+        ["--bootstrap", bootstrap, "--source", "kill-in", "--output", "kill-out",
+         "--checkpoint", str(checkpoint)],
+        log_dir=work,
+        cwd=work,
+    )  # fmt: skip
+    trickle = Trickle(bootstrap, "kill-in", rate=200)
+    trickle.thread.start()
+    peak, restarts = 0.0, []
+
+    def wait_commit(after: int | None, timeout_s: float = 300) -> None:
+        nonlocal peak
+        deadline = time.monotonic() + timeout_s
+        while read_checkpoint(checkpoint).committed_batch == after:
+            assert time.monotonic() < deadline, driver.log()[-2000:]
+            peak = max(peak, group_rss_mb(driver, cluster))
+            time.sleep(0.1)
+
+    try:
+        driver.start()
+        wait_commit(None)
+        for _ in range(3):
+            wait_commit(read_checkpoint(checkpoint).committed_batch)
+            driver.kill()
+            last = read_checkpoint(checkpoint).committed_batch
+            started = time.monotonic()
+            driver.start()
+            wait_commit(last)
+            restarts.append(time.monotonic() - started)
+    finally:
+        driver.kill()
+        trickle.stop.set()
+        trickle.thread.join()
+    return {
+        "restart_to_first_batch_s": round(statistics.median(restarts), 1),
+        "restarts_s": [round(r, 1) for r in restarts],
+        "peak_rss_mb": round(peak),
+    }
+
+
+def main() -> None:
+    with bench_cluster(brokers=3) as cluster, tempfile.TemporaryDirectory() as tmp:
+        spark = kafkalite.spark.session("bench")
+        try:
+            throughput = source_throughput(spark, cluster.bootstrap_servers)
+            latency = batch_latency(spark, cluster.bootstrap_servers, Path(tmp))
+        finally:
+            spark.stop()
+        recovery = restart_after_kill(cluster, Path(tmp))
+    record(
+        "spark",
+        {
+            "source": throughput,
+            "micro_batch": latency,
+            "driver_kill": recovery,
+            "load_average": [round(x, 2) for x in os.getloadavg()],
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()

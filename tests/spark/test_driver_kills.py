@@ -1,0 +1,93 @@
+"""SIGKILL the Spark driver at random points, ten times, while orders keep coming; restart
+it from its checkpoint each time. The exactly-once pipeline's output must be the input
+once: no duplicate, no gap (the history checker), the same per-customer totals.
+
+The driver runs as its own process group (the Python driver, its JVM with the local
+executors, and the Python workers): the kill takes all of them at once, as a crashed
+machine would. Most kills wait for a micro-batch to commit and then strike at a random
+moment of the next ones (mid-read, mid-transaction, between batches); every third kill
+strikes at a random moment after start, often before the first batch.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from kafkalite.cluster import Cluster
+from kafkalite.spark.driver import DriverProcess
+from tests.spark.orders_check import OrderLoad, judge
+from tests.spark.support import WORKER_START_TIMEOUT
+from tests.support.topics import create_topic
+from tests.support.waiting import wait_for
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark")]
+
+ROOT = Path(__file__).resolve().parents[2]
+KILLS = 10
+
+
+def committed_batches(checkpoint: Path) -> int:
+    return len(list((checkpoint / "commits").glob("[0-9]*")))
+
+
+def test_driver_sigkilled_ten_times_output_is_input_once(
+    make_cluster3: Callable[..., Cluster], tmp_path: Path
+) -> None:
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    print(f"seed {seed}")
+    cluster = make_cluster3()
+    bootstrap = cluster.bootstrap_servers
+    for topic in ("orders", "enriched"):
+        create_topic(bootstrap, topic, 3, 3, {"min.insync.replicas": "2"})
+    checkpoint = tmp_path / "checkpoint"
+    driver = DriverProcess(
+        "examples.spark.exactly_once_topic",
+        ["--bootstrap", bootstrap, "--input", "orders", "--output", "enriched",
+         "--checkpoint", str(checkpoint)],
+        log_dir=tmp_path,
+        cwd=ROOT,
+    )  # fmt: skip
+    kills = 0
+    with OrderLoad(bootstrap, "orders", rate=100) as orders:
+        while kills < KILLS:
+            assert driver.runs < 2 * KILLS, "drivers kept dying on their own"
+            committed = committed_batches(checkpoint)
+            process = driver.start()
+            if kills % 3 == 0:
+                deadline = time.monotonic() + rng.uniform(1, 12)
+                while time.monotonic() < deadline and process.poll() is None:
+                    time.sleep(0.05)
+            else:
+                wait_for(
+                    lambda c=committed, p=process: (
+                        committed_batches(checkpoint) > c or p.poll() is not None
+                    ),
+                    240,
+                    f"a micro-batch of run {driver.runs}",
+                )
+                time.sleep(rng.uniform(0, 1.5))
+            if process.poll() is not None:  # it died by itself: only a start-up timeout may
+                assert WORKER_START_TIMEOUT in driver.log(), driver.log()[-3000:]
+                continue
+            driver.kill()
+            kills += 1
+        orders.stop()
+    for _ in range(3):  # the last run reads everything there is, then stops
+        driver.start("--available-now")
+        code = driver.wait(300)
+        if code == 0 or WORKER_START_TIMEOUT not in driver.log():
+            break
+    assert code == 0, driver.log()[-3000:]
+    verdict = judge(bootstrap, "orders", "enriched", orders.acks)
+    print(
+        f"{kills} kills, {driver.runs} runs, {committed_batches(checkpoint)} batches",
+        verdict.report.summary(),
+    )
+    assert verdict.output_records == len(orders.acks) > 0
+    verdict.assert_exactly_once()
