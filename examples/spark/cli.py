@@ -18,6 +18,9 @@ def arguments(description: str, argv: Sequence[str] | None, output: str) -> argp
         help="read what is there now, then stop (Trigger.AvailableNow); else run until killed",
     )
     parser.add_argument(
+        "--max-offsets-per-trigger", default=None, help="records per micro-batch at most"
+    )
+    parser.add_argument(
         "--report", action="store_true", help="print the totals the output holds, and stop"
     )
     parser.add_argument("--master", default=None, help="Spark master (default local[2])")

@@ -32,8 +32,9 @@ def start(
     output: str,
     checkpoint: str,
     available_now: bool = False,
+    max_per_batch: str | None = None,
 ) -> StreamingQuery:
-    orders = order_stream(spark, bootstrap, source)
+    orders = order_stream(spark, bootstrap, source, max_per_batch)
     enriched = parse_orders(orders).select(
         F.col("customer").alias("key"),
         F.to_json(
@@ -61,7 +62,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = arguments(__doc__ or "", argv, "the topic of enriched orders (as many partitions)")
     spark = kafkalite.spark.session("exactly-once-topic", master=args.master)
     query = start(
-        spark, args.bootstrap, args.input, args.output, args.checkpoint, args.available_now
+        spark,
+        args.bootstrap,
+        args.input,
+        args.output,
+        args.checkpoint,
+        args.available_now,
+        args.max_offsets_per_trigger,
     )
     query.awaitTermination()
     spark.stop()

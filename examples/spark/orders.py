@@ -72,15 +72,19 @@ def totals(orders: DataFrame) -> dict[str, tuple[int, int]]:
     return {r["customer"]: (r["n"], r["s"]) for r in rows.collect()}
 
 
-def order_stream(spark: SparkSession, bootstrap: str, topic: str) -> DataFrame:
+def order_stream(
+    spark: SparkSession, bootstrap: str, topic: str, max_per_batch: str | None = None
+) -> DataFrame:
     """The topic of orders as a stream, from its first record (Spark's Kafka options)."""
-    return (
+    reader = (
         spark.readStream.format("kafkalite")
         .option("kafka.bootstrap.servers", bootstrap)
         .option("subscribe", topic)
         .option("startingOffsets", "earliest")
-        .load()
     )
+    if max_per_batch:
+        reader = reader.option("maxOffsetsPerTrigger", max_per_batch)
+    return reader.load()
 
 
 def run(writer: DataStreamWriter, available_now: bool) -> StreamingQuery:

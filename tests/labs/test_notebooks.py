@@ -32,7 +32,14 @@ LAB_BUDGET_S = 120
 LAB_BUDGETS_S = {"08-pyspark-exactly-once": 420}
 
 
-@pytest.mark.parametrize("master", MASTERS, ids=lambda path: path.stem)
+@pytest.mark.parametrize(
+    "master",
+    [
+        pytest.param(m, marks=pytest.mark.timeout(LAB_BUDGETS_S.get(m.stem, LAB_BUDGET_S) + 180))
+        for m in MASTERS
+    ],
+    ids=lambda path: path.stem,
+)
 def test_lab_runs_top_to_bottom_with_the_reference_answers(
     master: Path, make_cluster3: Callable[..., Cluster], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -19,7 +19,12 @@ from tests.support.quorum import controller
 from tests.support.topics import create_topic
 from tests.support.waiting import wait_for
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark")]
+pytestmark = [
+    pytest.mark.spark,
+    pytest.mark.slow,
+    pytest.mark.xdist_group("spark"),
+    pytest.mark.timeout(600),
+]
 
 FAULT_S = 4  # how long each fault lasts: several micro-batches
 Target = Callable[[], int]  # which broker, asked when the fault begins

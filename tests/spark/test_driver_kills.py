@@ -25,7 +25,12 @@ from tests.spark.support import WORKER_START_TIMEOUT
 from tests.support.topics import create_topic
 from tests.support.waiting import wait_for
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark")]
+pytestmark = [
+    pytest.mark.spark,
+    pytest.mark.slow,
+    pytest.mark.xdist_group("spark"),
+    pytest.mark.timeout(1200),
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 KILLS = 10
@@ -33,6 +38,34 @@ KILLS = 10
 
 def committed_batches(checkpoint: Path) -> int:
     return len(list((checkpoint / "commits").glob("[0-9]*")))
+
+
+def kill_repeatedly(driver: DriverProcess, checkpoint: Path, rng: random.Random) -> int:
+    """Start the driver and SIGKILL it, KILLS times; returns the kills."""
+    kills = 0
+    while kills < KILLS:
+        assert driver.runs < 2 * KILLS, "drivers kept dying on their own"
+        committed = committed_batches(checkpoint)
+        process = driver.start()
+        if kills % 3 == 0:
+            deadline = time.monotonic() + rng.uniform(1, 12)
+            while time.monotonic() < deadline and process.poll() is None:
+                time.sleep(0.05)
+        else:
+            wait_for(
+                lambda c=committed, p=process: (
+                    committed_batches(checkpoint) > c or p.poll() is not None
+                ),
+                600,
+                f"a micro-batch of run {driver.runs}",
+            )
+            time.sleep(rng.uniform(0, 1.5))
+        if process.poll() is not None:  # it died by itself: only a start-up timeout may
+            assert WORKER_START_TIMEOUT in driver.log(), driver.log()[-3000:]
+            continue
+        driver.kill()
+        kills += 1
+    return kills
 
 
 def test_driver_sigkilled_ten_times_output_is_input_once(
@@ -49,41 +82,22 @@ def test_driver_sigkilled_ten_times_output_is_input_once(
     driver = DriverProcess(
         "examples.spark.exactly_once_topic",
         ["--bootstrap", bootstrap, "--input", "orders", "--output", "enriched",
-         "--checkpoint", str(checkpoint)],
+         "--checkpoint", str(checkpoint), "--max-offsets-per-trigger", "500"],
         log_dir=tmp_path,
         cwd=ROOT,
     )  # fmt: skip
-    kills = 0
-    with OrderLoad(bootstrap, "orders", rate=100) as orders:
-        while kills < KILLS:
-            assert driver.runs < 2 * KILLS, "drivers kept dying on their own"
-            committed = committed_batches(checkpoint)
-            process = driver.start()
-            if kills % 3 == 0:
-                deadline = time.monotonic() + rng.uniform(1, 12)
-                while time.monotonic() < deadline and process.poll() is None:
-                    time.sleep(0.05)
-            else:
-                wait_for(
-                    lambda c=committed, p=process: (
-                        committed_batches(checkpoint) > c or p.poll() is not None
-                    ),
-                    240,
-                    f"a micro-batch of run {driver.runs}",
-                )
-                time.sleep(rng.uniform(0, 1.5))
-            if process.poll() is not None:  # it died by itself: only a start-up timeout may
-                assert WORKER_START_TIMEOUT in driver.log(), driver.log()[-3000:]
-                continue
-            driver.kill()
-            kills += 1
-        orders.stop()
-    for _ in range(3):  # the last run reads everything there is, then stops
-        driver.start("--available-now")
-        code = driver.wait(300)
-        if code == 0 or WORKER_START_TIMEOUT not in driver.log():
-            break
-    assert code == 0, driver.log()[-3000:]
+    try:
+        with OrderLoad(bootstrap, "orders", rate=50) as orders:
+            kills = kill_repeatedly(driver, checkpoint, rng)
+            orders.stop()
+        for _ in range(3):  # the last run reads everything there is, then stops
+            driver.start("--available-now")
+            code = driver.wait(600)
+            if code == 0 or WORKER_START_TIMEOUT not in driver.log():
+                break
+        assert code == 0, driver.log()[-3000:]
+    finally:
+        driver.kill()
     verdict = judge(bootstrap, "orders", "enriched", orders.acks)
     print(
         f"{kills} kills, {driver.runs} runs, {committed_batches(checkpoint)} batches",

@@ -29,7 +29,12 @@ from tests.spark.support import read_topic
 from tests.support.topics import create_topic
 from tests.support.waiting import wait_for
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark")]
+pytestmark = [
+    pytest.mark.spark,
+    pytest.mark.slow,
+    pytest.mark.xdist_group("spark"),
+    pytest.mark.timeout(600),
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
