@@ -163,6 +163,10 @@ class Lab:
     def partitions(self, topic: str | None = None) -> pd.DataFrame:
         return tables.partitions_frame(self.status(), topic)
 
+    def transactions(self) -> pd.DataFrame:
+        """Every ``transactional.id`` the coordinators know, with its state."""
+        return tables.transactions_frame(self.status())
+
     def events(
         self,
         types: Iterable[str] | None = None,
@@ -356,6 +360,10 @@ class Lab:
 
     # ---- clients that record ---------------------------------------------------------
 
+    def _chosen(self, history: History | None) -> History:
+        """``history``, or the current one (an empty history is a choice too)."""
+        return self.history if history is None else history
+
     def new_history(self) -> History:
         """Start a new current history (clients made from now on record into it)."""
         self.history = History()
@@ -370,7 +378,7 @@ class Lab:
             **PRODUCER_DEFAULTS,
             **configs,
         }
-        producer = RecordingProducer(history or self.history, **settings)
+        producer = RecordingProducer(self._chosen(history), **settings)
         self._clients.append(producer)
         return producer
 
@@ -385,7 +393,7 @@ class Lab:
             **CONSUMER_DEFAULTS,
             **configs,
         }
-        consumer = RecordingConsumer(history or self.history, *topics, **settings)
+        consumer = RecordingConsumer(self._chosen(history), *topics, **settings)
         self._clients.append(consumer)
         return consumer
 
@@ -446,7 +454,7 @@ class Lab:
     def timeline(self, history: History | None = None, title: str | None = None) -> Figure:
         """Plot a run: writes per second and errors, latency, faults shaded, leader changes."""
         data = build_timeline(
-            history or self.history, self.cluster.faults.windows, self.cluster.events()
+            self._chosen(history), self.cluster.faults.windows, self.cluster.events()
         )
         return plot_timeline(data, title)
 
@@ -456,7 +464,7 @@ class Lab:
         """Judge a run with the history checker. Without ``output``: every acknowledged
         write against the log the cluster kept (heal faults first). With ``output`` (the
         values a consumer processed, in order): every acknowledged write against that."""
-        h = history or self.history
+        h = self._chosen(history)
         if output is None:
             acks, log = h.acks(), read_final_log(self.live_bootstrap_servers(), h.partitions())
         else:

@@ -38,6 +38,15 @@ PARTITION_COLUMNS = [
     "high_watermark",
     "last_stable_offset",
 ]
+TRANSACTION_COLUMNS = [
+    "transactional_id",
+    "state",
+    "producer_id",
+    "producer_epoch",
+    "partitions",
+    "coordinator",
+    "timeout_ms",
+]
 GROUP_COLUMNS = ["group", "topic", "partition", "committed_offset", "high_watermark", "lag"]
 EVENT_COLUMNS = ["time", "broker", "type", "details"]
 EVENT_ENVELOPE = ("seq", "time_ms", "broker", "type", "replay")
@@ -116,6 +125,16 @@ def partitions_frame(status: Mapping[str, Any], topic: str | None = None) -> pd.
     for column in ("leader", "high_watermark", "last_stable_offset"):
         frame[column] = _nullable_int(frame[column])
     return frame
+
+
+def transactions_frame(status: Mapping[str, Any]) -> pd.DataFrame:
+    """The transaction coordinators' view: each ``transactional.id``, its state (Ongoing,
+    PrepareCommit, CompleteCommit, ...), its producer id and epoch, its partitions."""
+    rows = [
+        {column: t.get(column) for column in TRANSACTION_COLUMNS}
+        for t in status.get("transactions") or []
+    ]
+    return pd.DataFrame(rows, columns=TRANSACTION_COLUMNS)
 
 
 def groups_frame(

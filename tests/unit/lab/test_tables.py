@@ -90,3 +90,36 @@ def test_events_leave_out_replayed_history_and_filter_by_type():
     assert frame.loc[0, "details"] == "topic=t, partition=0"
     assert list(tables.events_frame(events, types=["isr_shrunk"])["broker"]) == [2]
     assert len(tables.events_frame(events, include_replay=True)) == 3
+
+
+def test_transactions_are_the_coordinators_view():
+    status = {
+        **STATUS,
+        "transactions": [
+            {
+                "transactional_id": "bank-1",
+                "producer_id": 0,
+                "producer_epoch": 2,
+                "state": "Ongoing",
+                "partitions": ["accounts-0"],
+                "timeout_ms": 60000,
+                "start_time_ms": 1,
+                "coordinator": 2,
+                "coordinator_epoch": 0,
+                "pending_markers": [],
+            },
+        ],
+    }
+    frame = tables.transactions_frame(status)
+    assert frame.to_dict("records") == [
+        {
+            "transactional_id": "bank-1",
+            "state": "Ongoing",
+            "producer_id": 0,
+            "producer_epoch": 2,
+            "partitions": ["accounts-0"],
+            "coordinator": 2,
+            "timeout_ms": 60000,
+        }
+    ]
+    assert tables.transactions_frame(STATUS).empty  # a snapshot from before transactions
