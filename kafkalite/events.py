@@ -75,6 +75,9 @@ class EventType(StrEnum):
     # Records and log housekeeping
     RECORDS_DELETED = "records_deleted"
     """DeleteRecords moved a partition's log start to ``log_start_offset``."""
+    LOG_CLEANED = "log_cleaned"
+    """The log cleaner compacted a partition's replica up to ``cleaned_up_to``: the records,
+    tombstones, aborted records and transaction markers it removed, bytes before/after."""
     DUPLICATE_SUPPRESSED = "duplicate_suppressed"
     """An idempotent producer's retry was recognised and answered with its first offsets."""
     PRODUCER_ID_ASSIGNED = "producer_id_assigned"

@@ -22,6 +22,7 @@ from kafkalite.broker.events import EventLog
 from kafkalite.broker.group_offsets import BrokerOffsetsTopic
 from kafkalite.broker.handlers import CONTROLLER_HANDLERS, HANDLERS
 from kafkalite.broker.isr_manager import IsrManager
+from kafkalite.broker.log_cleaner import LogCleanerManager
 from kafkalite.broker.producer_ids import ProducerIdManager
 from kafkalite.broker.replica_fetcher import ReplicaFetcherManager
 from kafkalite.broker.replica_manager import ReplicaManager
@@ -127,6 +128,7 @@ class Broker:
             ),
             voters,
         )
+        self.log_cleaner = LogCleanerManager(self.replica_manager, self.image, self.events, now_ms)
         self.broker_epoch = -1
         self.fetchers = ReplicaFetcherManager(self)
         self.isr_manager = IsrManager(self)
@@ -211,6 +213,7 @@ class Broker:
         await self.server.start(self.config.host, self.config.port)
         self._tasks.append(self.supervisor.spawn(self._retention_loop(), "retention"))
         self._tasks.append(self.supervisor.spawn(self._checkpoint_loop(), "recovery-point"))
+        self._tasks.append(self.supervisor.spawn(self.log_cleaner.run(), "log-cleaner"))
         self._tasks.append(self.supervisor.spawn(self._heartbeat_loop(), "heartbeat"))
         self.group_coordinator.start(self.supervisor.spawn)
         self.txn_coordinator.start(self.supervisor.spawn)

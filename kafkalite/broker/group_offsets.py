@@ -18,4 +18,5 @@ class BrokerOffsetsTopic(InternalTopic):
             OFFSETS_TOPIC,
             "offsets.topic.num.partitions",
             "offsets.topic.replication.factor",
+            "offsets.topic.segment.bytes",
         )

@@ -24,12 +24,18 @@ COMMIT_TIMEOUT_S = 10.0
 
 class InternalTopic:
     def __init__(
-        self, broker: Broker, name: str, partitions_config: str, replication_config: str
+        self,
+        broker: Broker,
+        name: str,
+        partitions_config: str,
+        replication_config: str,
+        segment_config: str,
     ) -> None:
         self.broker = broker
         self.name = name
         self.partitions_config = partitions_config
         self.replication_config = replication_config
+        self.segment_config = segment_config
 
     def partition_count(self) -> int:
         topic = self.broker.image.topic(self.name)
@@ -55,8 +61,12 @@ class InternalTopic:
         return min(int(image.broker_config(self.replication_config)), len(image.live_brokers()))
 
     def topic_configs(self, replication_factor: int) -> dict[str, str | None]:
-        """Configs the topic is created with (compacted: the latest value per key counts)."""
-        return {"cleanup.policy": "compact"}
+        """Configs the topic is created with: compacted (the latest value per key counts,
+        the log cleaner keeps it small), in segments of the broker's setting for it."""
+        return {
+            "cleanup.policy": "compact",
+            "segment.bytes": self.broker.image.broker_config(self.segment_config),
+        }
 
     async def ensure_exists(self) -> None:
         """Create the topic on first use, as Kafka does on the first FindCoordinator."""

@@ -27,6 +27,7 @@ class BrokerTransactionStateTopic(InternalTopic):
             TRANSACTION_STATE_TOPIC,
             "transaction.state.log.num.partitions",
             "transaction.state.log.replication.factor",
+            "transaction.state.log.segment.bytes",
         )
 
     def replication_factor(self) -> int:
@@ -35,7 +36,6 @@ class BrokerTransactionStateTopic(InternalTopic):
 
     def topic_configs(self, replication_factor: int) -> dict[str, str | None]:
         min_isr = int(self.broker.image.broker_config("transaction.state.log.min.isr"))
-        return {
-            "cleanup.policy": "compact",
-            "min.insync.replicas": str(min(min_isr, replication_factor)),
+        return super().topic_configs(replication_factor) | {
+            "min.insync.replicas": str(min(min_isr, replication_factor))
         }

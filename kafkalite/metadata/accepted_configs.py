@@ -1,10 +1,10 @@
 """Settings Kafka accepts that Kafka-Lite takes, stores and reports, but does not act on.
 
 Course material, docker-compose files and tools written for Kafka set them (a topic created
-with ``message.format.version``, ``delete.retention.ms`` or ``flush.ms``; a broker started
-with ``num.io.threads``). Kafka-Lite accepts each with Kafka's name, type and default, so
-that such a request succeeds as it does against Kafka, and says in DescribeConfigs that it
-does not apply it (there is no log cleaner thread, no flush scheduler, no tiered storage).
+with ``message.format.version`` or ``flush.ms``; a broker started with
+``num.io.threads``). Kafka-Lite accepts each with Kafka's name, type and default, so that
+such a request succeeds as it does against Kafka, and says in DescribeConfigs that it
+does not apply it (there is no flush scheduler, no tiered storage, no thread pools).
 ``message.format.version`` is deprecated and ignored by Kafka 3.x itself.
 
 A setting defined in ``config_defs`` (one Kafka-Lite does apply) always wins over one here.
@@ -15,7 +15,7 @@ from __future__ import annotations
 from kafkalite.metadata.config_def import ConfigDef, ConfigType
 
 _B, _I, _L, _S = ConfigType.BOOLEAN, ConfigType.INT, ConfigType.LONG, ConfigType.STRING
-_D, _LIST = ConfigType.DOUBLE, ConfigType.LIST
+_LIST = ConfigType.LIST
 
 # name, type, Kafka's default, what it does in Kafka
 _COMPRESSION_LEVELS: tuple[tuple[str, ConfigType, str, str], ...] = (
@@ -24,7 +24,6 @@ _COMPRESSION_LEVELS: tuple[tuple[str, ConfigType, str, str], ...] = (
     ("compression.zstd.level", _I, "3", "zstd level when the broker compresses (KIP-390)"),
 )
 _TOPIC: tuple[tuple[str, ConfigType, str, str], ...] = (
-    ("delete.retention.ms", _L, "86400000", "how long compaction keeps delete tombstones"),
     ("file.delete.delay.ms", _L, "60000", "delay before a deleted segment's file is removed"),
     ("flush.messages", _L, "9223372036854775807", "fsync after this many messages"),
     ("flush.ms", _L, "9223372036854775807", "fsync after this many milliseconds"),
@@ -32,14 +31,11 @@ _TOPIC: tuple[tuple[str, ConfigType, str, str], ...] = (
     ("leader.replication.throttled.replicas", _LIST, "", "replicas throttled on leaders"),
     ("local.retention.bytes", _L, "-2", "local size kept with tiered storage"),
     ("local.retention.ms", _L, "-2", "local time kept with tiered storage"),
-    ("max.compaction.lag.ms", _L, "9223372036854775807", "longest a record stays uncompacted"),
     ("message.downconversion.enable", _B, "true", "down-convert for old consumers"),
     ("message.format.version", _S, "3.0-IV1", "deprecated; ignored by Kafka 3.x as well"),
     ("message.timestamp.after.max.ms", _L, "9223372036854775807", "allowed future timestamps"),
     ("message.timestamp.before.max.ms", _L, "9223372036854775807", "allowed past timestamps"),
     ("message.timestamp.difference.max.ms", _L, "9223372036854775807", "deprecated bound"),
-    ("min.cleanable.dirty.ratio", _D, "0.5", "dirty share of a log before it is compacted"),
-    ("min.compaction.lag.ms", _L, "0", "youngest a record may be to be compacted"),
     ("preallocate", _B, "false", "preallocate segment files"),
     ("remote.storage.enable", _B, "false", "tiered storage for this topic"),
     ("segment.index.bytes", _I, "10485760", "size of a segment's offset index"),
@@ -56,8 +52,6 @@ _BROKER: tuple[tuple[str, ConfigType, str, str], ...] = (
     ("num.recovery.threads.per.data.dir", _I, "2", "threads recovering logs at start-up"),
     ("log.flush.interval.messages", _L, "9223372036854775807", "default flush.messages"),
     ("log.flush.interval.ms", _L, "9223372036854775807", "default flush.ms"),
-    ("log.cleaner.enable", _B, "true", "run the log cleaner"),
-    ("log.cleaner.delete.retention.ms", _L, "86400000", "default delete.retention.ms"),
     *_COMPRESSION_LEVELS,
 )
 

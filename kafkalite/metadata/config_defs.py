@@ -33,6 +33,7 @@ _B = ConfigType.BOOLEAN
 _I = ConfigType.INT
 _L = ConfigType.LONG
 _S = ConfigType.STRING
+_D = ConfigType.DOUBLE
 
 TOPIC_CONFIGS: dict[str, ConfigDef] = {
     d.name: d
@@ -136,6 +137,42 @@ TOPIC_CONFIGS: dict[str, ConfigDef] = {
             choices=COMPRESSION_TYPES,
             broker_synonym="compression.type",
         ),
+        ConfigDef(
+            "delete.retention.ms",
+            _L,
+            "86400000",
+            "86400000",
+            "how long the log cleaner keeps a delete tombstone (and a transaction marker) "
+            "after the segment holding it was last written",
+            minimum=0,
+            broker_synonym="log.cleaner.delete.retention.ms",
+        ),
+        ConfigDef(
+            "min.cleanable.dirty.ratio",
+            _D,
+            "0.5",
+            "0.5",
+            "share of a compacted log not yet cleaned above which the log cleaner cleans it",
+            broker_synonym="log.cleaner.min.cleanable.ratio",
+        ),
+        ConfigDef(
+            "min.compaction.lag.ms",
+            _L,
+            "0",
+            "0",
+            "youngest a record may be to be compacted away",
+            minimum=0,
+            broker_synonym="log.cleaner.min.compaction.lag.ms",
+        ),
+        ConfigDef(
+            "max.compaction.lag.ms",
+            _L,
+            "9223372036854775807",
+            "9223372036854775807",
+            "oldest a record may get uncleaned: past it, the log is cleaned at any dirty ratio",
+            minimum=1,
+            broker_synonym="log.cleaner.max.compaction.lag.ms",
+        ),
     )
 }
 
@@ -149,6 +186,42 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
             "delete",
             "default cleanup.policy",
             choices=("delete", "compact"),
+        ),
+        ConfigDef("log.cleaner.enable", _B, "true", "true", "run the log cleaner"),
+        ConfigDef(
+            "log.cleaner.backoff.ms",
+            _L,
+            "1000",
+            "15000",
+            "how long the log cleaner sleeps when no log needs cleaning",
+            minimum=1,
+        ),
+        ConfigDef(
+            "log.cleaner.delete.retention.ms",
+            _L,
+            "86400000",
+            "86400000",
+            "default delete.retention.ms",
+            minimum=0,
+        ),
+        ConfigDef(
+            "log.cleaner.min.cleanable.ratio", _D, "0.5", "0.5", "default min.cleanable.dirty.ratio"
+        ),
+        ConfigDef(
+            "log.cleaner.min.compaction.lag.ms",
+            _L,
+            "0",
+            "0",
+            "default min.compaction.lag.ms",
+            minimum=0,
+        ),
+        ConfigDef(
+            "log.cleaner.max.compaction.lag.ms",
+            _L,
+            "9223372036854775807",
+            "9223372036854775807",
+            "default max.compaction.lag.ms",
+            minimum=1,
         ),
         ConfigDef("min.insync.replicas", _I, "1", "1", "default min.insync.replicas", minimum=1),
         ConfigDef(
@@ -259,6 +332,22 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
             "partitions of __consumer_offsets",
             minimum=1,
             read_only=True,
+        ),
+        ConfigDef(
+            "offsets.topic.segment.bytes",
+            _I,
+            "1048576",
+            "104857600",
+            "segment.bytes __consumer_offsets is created with (the cleaner compacts closed ones)",
+            minimum=14,
+        ),
+        ConfigDef(
+            "transaction.state.log.segment.bytes",
+            _I,
+            "1048576",
+            "104857600",
+            "segment.bytes __transaction_state is created with",
+            minimum=14,
         ),
         ConfigDef(
             "offsets.topic.replication.factor",

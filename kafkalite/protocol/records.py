@@ -23,7 +23,7 @@ Layout of one record inside a batch (varints are zig-zag, like protobuf's sint):
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import crc32c
@@ -38,6 +38,7 @@ from kafkalite.protocol.record_batch import (
     NO_PARTITION_LEADER_EPOCH,
     NO_PRODUCER_ID,
     NO_SEQUENCE,
+    TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG,
     InvalidBatchError,
     parse_header,
@@ -45,6 +46,8 @@ from kafkalite.protocol.record_batch import (
 
 _HEADER_AFTER_CRC = struct.Struct(">hiqqqhii")
 _ATTRIBUTES_AT = 21  # baseOffset 8, batchLength 4, partitionLeaderEpoch 4, magic 1, crc 4
+_MAX_TIMESTAMP_AT = 35  # + attributes 2, lastOffsetDelta 4, baseTimestamp 8
+_RECORDS_COUNT_AT = 57  # + maxTimestamp 8, producerId 8, producerEpoch 2, baseSequence 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +164,45 @@ def recompress(batch: bytes, codec: int) -> bytes:
 
 def decode_records(batch: bytes | memoryview, pos: int = 0) -> list[Record]:
     """The records of the batch at ``pos`` (decompressed if need be), with absolute offsets."""
+    return [record for record, _ in _records_with_bytes(batch, pos)]
+
+
+def retain_records(batch: bytes | memoryview, keep: Callable[[Record], bool]) -> bytes | None:
+    """The batch with only the records ``keep`` accepts (the log cleaner's rewrite), or None
+    when it keeps none. Every header field stays (base offset and last offset delta, so the
+    batch still spans its offsets and its producer's sequence range; producer, flags and
+    codec): the kept records are copied byte for byte, recompressed if the batch was, and
+    the record count, largest timestamp (unless the broker stamped it), length and CRC
+    are redone."""
+    header = parse_header(batch, 0)
+    kept = [(r, raw) for r, raw in _records_with_bytes(batch, 0) if keep(r)]
+    if not kept:
+        return None
+    body = b"".join(raw for _, raw in kept)
+    if header.compression:
+        body = compress(header.compression, body)
+    max_timestamp = header.max_timestamp
+    if not header.attributes & TIMESTAMP_TYPE_MASK:  # CreateTime: the records' own
+        max_timestamp = max(r.timestamp for r, _ in kept)
+    after_crc = bytearray(batch[_ATTRIBUTES_AT:HEADER_SIZE]) + body
+    struct.pack_into(">q", after_crc, _MAX_TIMESTAMP_AT - _ATTRIBUTES_AT, max_timestamp)
+    struct.pack_into(">i", after_crc, _RECORDS_COUNT_AT - _ATTRIBUTES_AT, len(kept))
+    crc = crc32c.crc32c(after_crc)
+    prefix = struct.pack(
+        ">qiibI",
+        header.base_offset,
+        HEADER_SIZE - LOG_OVERHEAD + len(body),
+        header.partition_leader_epoch,
+        MAGIC_V2,
+        crc,
+    )
+    return prefix + bytes(after_crc)
+
+
+def _records_with_bytes(
+    batch: bytes | memoryview, pos: int
+) -> Iterator[tuple[Record, bytes | memoryview]]:
+    """Each record of the batch at ``pos`` with its encoded bytes (decompressed)."""
     header = parse_header(batch, pos)
     view = memoryview(batch)[pos : pos + header.size_in_bytes]
     if header.compression:
@@ -170,8 +212,8 @@ def decode_records(batch: bytes | memoryview, pos: int = 0) -> list[Record]:
             raise InvalidBatchError(str(exc)) from exc
         view = memoryview(bytes(view[:HEADER_SIZE]) + raw)
     cursor = HEADER_SIZE
-    out: list[Record] = []
     for _ in range(header.records_count):
+        start = cursor
         length, cursor = _read_varint(view, cursor)
         end = cursor + length
         cursor += 1  # attributes
@@ -187,16 +229,14 @@ def decode_records(batch: bytes | memoryview, pos: int = 0) -> list[Record]:
             headers.append(((name or b"").decode(), hvalue))
         if cursor != end:
             raise InvalidBatchError("record length does not match its fields")
-        out.append(
-            Record(
-                key=key,
-                value=value,
-                timestamp=header.base_timestamp + ts_delta,
-                headers=tuple(headers),
-                offset=header.base_offset + offset_delta,
-            )
+        record = Record(
+            key=key,
+            value=value,
+            timestamp=header.base_timestamp + ts_delta,
+            headers=tuple(headers),
+            offset=header.base_offset + offset_delta,
         )
-    return out
+        yield record, view[start:end]
 
 
 def _read_sized(view: memoryview, pos: int) -> tuple[bytes | None, int]:

@@ -18,8 +18,22 @@ class LogConfig:
     index_interval_bytes: int = int(TOPIC_CONFIGS["index.interval.bytes"].default)
     max_message_bytes: int = int(TOPIC_CONFIGS["max.message.bytes"].default)
     cleanup_policy: str = TOPIC_CONFIGS["cleanup.policy"].default
+    delete_retention_ms: int = int(TOPIC_CONFIGS["delete.retention.ms"].default)
+    min_cleanable_dirty_ratio: float = float(TOPIC_CONFIGS["min.cleanable.dirty.ratio"].default)
+    min_compaction_lag_ms: int = int(TOPIC_CONFIGS["min.compaction.lag.ms"].default)
+    max_compaction_lag_ms: int = int(TOPIC_CONFIGS["max.compaction.lag.ms"].default)
     log_append_time: bool = False
     compression: Codec | None = None  # None: keep the producer's codec ("producer")
+
+    @property
+    def compact(self) -> bool:
+        """``cleanup.policy`` includes ``compact`` (alone or as ``compact,delete``)."""
+        return "compact" in [p.strip() for p in self.cleanup_policy.split(",")]
+
+    @property
+    def delete(self) -> bool:
+        """``cleanup.policy`` includes ``delete``: retention deletes old segments."""
+        return "delete" in [p.strip() for p in self.cleanup_policy.split(",")]
 
     @classmethod
     def from_configs(cls, configs: Mapping[str, str]) -> LogConfig:
@@ -39,6 +53,12 @@ class LogConfig:
             index_interval_bytes=number("index.interval.bytes", base.index_interval_bytes),
             max_message_bytes=number("max.message.bytes", base.max_message_bytes),
             cleanup_policy=relevant.get("cleanup.policy", base.cleanup_policy),
+            delete_retention_ms=number("delete.retention.ms", base.delete_retention_ms),
+            min_cleanable_dirty_ratio=float(
+                relevant.get("min.cleanable.dirty.ratio", base.min_cleanable_dirty_ratio)
+            ),
+            min_compaction_lag_ms=number("min.compaction.lag.ms", base.min_compaction_lag_ms),
+            max_compaction_lag_ms=number("max.compaction.lag.ms", base.max_compaction_lag_ms),
             log_append_time=relevant.get("message.timestamp.type") == "LogAppendTime",
             compression=CODEC_BY_NAME.get(relevant.get("compression.type", "producer")),
         )

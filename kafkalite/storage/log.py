@@ -55,6 +55,7 @@ from kafkalite.storage.producer_snapshot import ProducerSnapshots
 from kafkalite.storage.producer_state import AppendOrigin, ProducerStateManager
 from kafkalite.storage.recovery import recover_segment
 from kafkalite.storage.segment import LogSegment
+from kafkalite.storage.segment_swap import cleaned_path, finish_interrupted_swaps, swap_in
 from kafkalite.storage.txn_index import AbortedTxn
 
 log = logging.getLogger(__name__)
@@ -117,6 +118,7 @@ class Log:
         return plog
 
     def _load(self) -> None:
+        finish_interrupted_swaps(self.dir)
         clean = (self.dir / CLEAN_SHUTDOWN).exists()
         self.log_start_offset = _read_int(self.dir / "log-start-offset", 0)
         self.recovery_point = _read_int(self.dir / "recovery-point", 0)
@@ -241,6 +243,8 @@ class Log:
             )
         if header.is_control:
             self._check_control_batch(records, 0, header, origin)
+        elif self.config.compact:
+            _check_keys(records)
         duplicate = self.producer_state.check(header, origin)
         if duplicate is not None:
             return AppendInfo(
@@ -280,7 +284,7 @@ class Log:
         try:
             while pos < len(records):
                 header = validate_batch(records, pos)
-                if header.base_offset != expected:
+                if header.base_offset < expected:  # gaps: a compacted leader's log
                     raise CorruptRecordError(
                         f"batch at offset {header.base_offset}, log ends at {expected}"
                     )
@@ -332,20 +336,20 @@ class Log:
     def read(
         self, start_offset: int, max_bytes: int, max_offset: int, min_one_message: bool = True
     ) -> FetchData:
-        """Whole batches from the one holding ``start_offset``, all below ``max_offset``."""
+        """Whole batches from the one holding ``start_offset``, all below ``max_offset``.
+        A segment with nothing at or after ``start_offset`` (compaction removed its last
+        batches, or all of them) passes the read on to the next one, as in Kafka."""
         if start_offset < self.log_start_offset or start_offset > self.log_end_offset:
             raise OffsetOutOfRangeError(
                 f"offset {start_offset} is outside [{self.log_start_offset}, {self.log_end_offset}]"
             )
         records = b""
-        if start_offset < max_offset:
+        index = self._segment_for(start_offset)
+        while start_offset < max_offset and not records and index < len(self.segments):
             records = self._read_segment(
-                self.segments[self._segment_for(start_offset)],
-                start_offset,
-                max_bytes,
-                max_offset,
-                min_one_message,
+                self.segments[index], start_offset, max_bytes, max_offset, min_one_message
             )
+            index += 1
         return FetchData(records, self.log_start_offset, self.log_end_offset)
 
     @staticmethod
@@ -486,6 +490,37 @@ class Log:
         self._forget_flushes_above(self.log_end_offset)
         self._rebuild_producer_state()  # from the newest snapshot not above the new end
 
+    def replace_segments(
+        self, group: list[LogSegment], sizes: list[int], aborted: list[AbortedTxn]
+    ) -> bool:
+        """Swap the log cleaner's copy of ``group`` (its ``.cleaned`` file) in for the group
+        (``segment_swap``), with ``aborted`` as its transaction index. False, and the copy
+        dropped, when the group is no longer as the cleaner read it (``sizes``): retention,
+        truncation or DeleteRecords got there first."""
+        base = group[0].base_offset
+        at = next((i for i, s in enumerate(self.segments) if s is group[0]), len(self.segments))
+        current = self.segments[at : at + len(group)]
+        unchanged = (
+            len(current) == len(group)
+            and all(a is b for a, b in zip(current, group, strict=True))
+            and [s.size for s in current] == sizes
+            and at + len(group) < len(self.segments)  # never the active segment
+        )
+        if not unchanged:
+            cleaned_path(self.dir, base).unlink(missing_ok=True)
+            return False
+        modified_ns = max(s.last_modified_ns for s in group)
+        for segment in group:
+            segment.close()
+        swap_in(self.dir, base, [s.base_offset for s in group])
+        cleaned = LogSegment(self.dir, base, group[0].created_ms)
+        cleaned.load(self.config.index_interval_bytes)
+        for txn in aborted:
+            cleaned.txn_index.append(txn)
+        cleaned.set_last_modified_ns(modified_ns)  # tombstones age from the originals
+        self.segments[at : at + len(group)] = [cleaned]
+        return True
+
     def _forget_flushes_above(self, offset: int) -> None:
         """A pending fsync of truncated data must not move the recovery point past the
         new end, where other batches will be written."""
@@ -532,7 +567,7 @@ class Log:
         """Delete closed segments past ``retention.ms`` or beyond ``retention.bytes``, but
         only those wholly below ``high_watermark`` (Kafka's rule: never what is not yet
         committed). Returns the deleted segments' base offsets."""
-        if "delete" not in self.config.cleanup_policy:
+        if not self.config.delete:
             return []
         now = self.now_ms()
         deleted: list[int] = []
@@ -612,3 +647,14 @@ def _marker_of(
         return read_marker(batch, pos, header)
     except (InvalidBatchError, ValueError):
         return None
+
+
+def _check_keys(batch: bytes) -> None:
+    """A compacted topic keeps the latest value per key: a record without a key has no
+    place in it (Kafka: INVALID_RECORD)."""
+    try:
+        keyless = any(r.key is None for r in decode_records(batch))
+    except InvalidBatchError as exc:
+        raise CorruptRecordError(str(exc)) from exc
+    if keyless:
+        raise InvalidRecordError("Compacted topic cannot accept message without key")

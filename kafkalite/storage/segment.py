@@ -180,6 +180,14 @@ class LogSegment:
         self.size = position
         self.load(index_interval_bytes)
 
+    @property
+    def last_modified_ns(self) -> int:
+        """When the ``.log`` file was last written (the log cleaner ages tombstones by it)."""
+        return os.fstat(self._fd).st_mtime_ns
+
+    def set_last_modified_ns(self, modified_ns: int) -> None:
+        os.utime(self._fd, ns=(modified_ns, modified_ns))
+
     def flush_later(self, flusher: Executor | None) -> Future[None]:
         """fsync in ``flusher`` (a background thread; inline when None) on a duplicate of
         the file descriptor, so that closing or deleting the segment meanwhile is harmless.

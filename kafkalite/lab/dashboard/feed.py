@@ -176,6 +176,13 @@ _TEXT: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
             f"{e.get('log_start_offset')} ({e.get('reason')})"
         ),
     ),
+    E.LOG_CLEANED: (
+        "other",
+        lambda e: (
+            f"{_partition(e)}: broker {e['broker']} compacted its log up to "
+            f"{e.get('cleaned_up_to')}, {e.get('records_removed')} records removed"
+        ),
+    ),
     E.GROUP_REBALANCED: (
         "other",
         lambda e: f"group {e.get('group')} rebalanced (generation {e.get('generation')})",
