@@ -20,7 +20,12 @@ from kafka import TopicPartition as KpTopicPartition
 from kafka.structs import OffsetAndMetadata
 
 from kafkalite.cluster import Cluster
-from tests.integration.test_replication import create_topic, fully_replicated, partition
+from tests.integration.test_replication import (
+    create_topic,
+    fully_replicated,
+    kill_offsets_leader,
+    partition,
+)
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow]
@@ -199,15 +204,7 @@ def test_consumer_offsets_are_compacted_and_survive_a_coordinator_failover(
         what="__consumer_offsets compacted",
     )
     assert sum(e["records_removed"] for e in cleaned) > 0
-    offsets = wait_for(
-        lambda: (q := partition(cluster, "__consumer_offsets")) and len(q["isr"]) == 3 and q,
-        what="__consumer_offsets replicated",
-    )
-    cluster.kill(offsets["leader"])
-    wait_for(  # kafka-python gives up on a coordinator it cannot reach, so let one be elected
-        lambda: partition(cluster, "__consumer_offsets")["leader"] not in (None, offsets["leader"]),
-        what="a new leader for __consumer_offsets",
-    )
+    kill_offsets_leader(cluster)
     reader = KafkaConsumer(
         bootstrap_servers=cluster.bootstrap_servers, group_id=group, enable_auto_commit=False
     )

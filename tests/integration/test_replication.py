@@ -95,6 +95,20 @@ def consume_all(cluster: Cluster, topic: str, expected: int, timeout_s: float = 
     return values
 
 
+def kill_offsets_leader(cluster: Cluster) -> None:
+    """Kill the leader of (the one partition of) ``__consumer_offsets``, once replicated,
+    and wait for its successor: kafka-python gives up on a coordinator it cannot reach."""
+    offsets = wait_for(
+        lambda: (q := partition(cluster, "__consumer_offsets")) and len(q["isr"]) == 3 and q,
+        what="__consumer_offsets replicated",
+    )
+    cluster.kill(offsets["leader"])
+    wait_for(
+        lambda: partition(cluster, "__consumer_offsets")["leader"] not in (None, offsets["leader"]),
+        what="a new leader for __consumer_offsets",
+    )
+
+
 def kafka_python_producer(cluster: Cluster, **settings: Any) -> KafkaProducer:
     return KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, **settings)
 
@@ -416,13 +430,5 @@ def test_group_offsets_survive_the_failover_of_their_partition(
         return values
 
     assert read_in_group(12, commit=True) == [b"%d" % i for i in range(12)]
-    offsets = wait_for(
-        lambda: (q := partition(cluster, "__consumer_offsets")) and len(q["isr"]) == 3 and q,
-        what="__consumer_offsets replicated",
-    )
-    cluster.kill(offsets["leader"])
-    wait_for(  # kafka-python gives up on a coordinator it cannot reach, so let one be elected
-        lambda: partition(cluster, "__consumer_offsets")["leader"] not in (None, offsets["leader"]),
-        what="a new leader for __consumer_offsets",
-    )
+    kill_offsets_leader(cluster)
     assert read_in_group(8, commit=False) == [b"%d" % i for i in range(12, 20)]
