@@ -185,6 +185,8 @@ class MetadataImage:
         overrides = table.setdefault(record.resource_name, {})
         if record.value is None:
             overrides.pop(record.name, None)
+            if not overrides:  # one representation of "no overrides", as a snapshot has
+                del table[record.resource_name]
         else:
             overrides[record.name] = record.value
 

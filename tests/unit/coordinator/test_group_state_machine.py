@@ -1,0 +1,157 @@
+"""The classic group protocol's state machine (``coordinator/group/group.py``), driven
+directly: states, transitions, generations, leaders, protocol choice, expiry, static
+members, the initial delay. No coordinator, no clock but the numbers passed in."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafkalite.coordinator.group.group import (
+    Group,
+    GroupState,
+    IllegalTransitionError,
+    Member,
+)
+
+pytestmark = pytest.mark.unit
+S = GroupState
+
+
+def member(member_id: str, *protocols: str, instance: str | None = None, **times: int) -> Member:
+    return Member(
+        member_id,
+        "client",
+        "host",
+        times.get("session", 10_000),
+        times.get("rebalance", 30_000),
+        [(p, p.encode()) for p in protocols or ("range",)],
+        group_instance_id=instance,
+    )
+
+
+def joined_group(*members: Member) -> Group:
+    """A group whose members have all joined a first rebalance (CompletingRebalance)."""
+    group = Group("g")
+    for m in members:
+        group.add_member(m, "consumer")
+    group.prepare_rebalance(now_ms=0)
+    for m in members:
+        m.joined = True
+    group.complete_join()
+    return group
+
+
+def test_a_rebalance_runs_empty_preparing_completing_stable_and_bumps_the_generation() -> None:
+    group = Group("g")
+    assert group.state == S.EMPTY
+    a, b = member("a"), member("b")
+    group.add_member(a, "consumer")
+    group.add_member(b, "consumer")
+    group.prepare_rebalance(now_ms=100)
+    assert group.state == S.PREPARING_REBALANCE
+    assert group.rebalance_deadline_ms == 100 + 30_000
+    assert not group.ready_to_complete_join(now_ms=200)  # nobody has rejoined yet
+    a.joined = b.joined = True
+    assert group.ready_to_complete_join(now_ms=200)
+    assert group.complete_join() == []
+    assert (group.state, group.generation_id, group.leader_id) == (S.COMPLETING_REBALANCE, 1, "a")
+    group.complete_sync({"a": b"partitions of a", "b": b"partitions of b"})
+    assert group.state == S.STABLE
+    assert (a.assignment, b.assignment) == (b"partitions of a", b"partitions of b")
+    group.prepare_rebalance(now_ms=300)  # someone joins or leaves: everyone must rejoin
+    assert group.state == S.PREPARING_REBALANCE and not a.joined
+
+
+@pytest.mark.parametrize(
+    ("start", "target"),
+    [
+        (S.EMPTY, S.STABLE),
+        (S.EMPTY, S.COMPLETING_REBALANCE),
+        (S.STABLE, S.COMPLETING_REBALANCE),
+        (S.STABLE, S.EMPTY),
+        (S.DEAD, S.EMPTY),
+        (S.DEAD, S.PREPARING_REBALANCE),
+    ],
+)
+def test_transitions_kafka_does_not_allow_are_refused(
+    start: GroupState, target: GroupState
+) -> None:
+    group = Group("g", state=start)
+    with pytest.raises(IllegalTransitionError):
+        group.transition(target)
+    assert group.state == start
+
+
+def test_who_does_not_rejoin_is_dropped_and_the_leader_moves_on() -> None:
+    group = joined_group(member("a"), member("b"), member("c"))
+    group.complete_sync({})
+    group.prepare_rebalance(now_ms=0)
+    group.members["b"].joined = group.members["c"].joined = True  # the leader a is gone
+    assert group.complete_join() == ["a"]
+    assert (group.generation_id, group.leader_id) == (2, "b")
+
+
+def test_a_rebalance_nobody_rejoins_leaves_the_group_empty_in_a_new_generation() -> None:
+    group = joined_group(member("a"))
+    group.complete_sync({})
+    group.prepare_rebalance(now_ms=0)
+    assert group.complete_join() == ["a"]
+    assert (group.state, group.generation_id) == (S.EMPTY, 2)
+    assert (group.leader_id, group.protocol_name) == (None, None)
+
+
+def test_the_protocol_most_members_prefer_among_those_all_support_wins() -> None:
+    group = joined_group(
+        member("a", "cooperative-sticky", "range"),
+        member("b", "range", "cooperative-sticky"),
+        member("c", "range", "roundrobin", "cooperative-sticky"),
+    )
+    assert group.protocol_name == "range"
+
+
+def test_a_joiner_must_share_the_protocol_type_and_a_protocol() -> None:
+    group = joined_group(member("a", "range", "roundrobin"))
+    assert group.supports("consumer", [("roundrobin", b"")])
+    assert not group.supports("consumer", [("sticky", b"")])
+    assert not group.supports("connect", [("range", b"")])
+    assert not group.supports("consumer", [])
+    assert Group("empty").supports("anything", [("x", b"")])
+
+
+def test_a_silent_member_expires_but_one_waiting_in_a_rebalance_does_not() -> None:
+    group = joined_group(member("a", session=1_000), member("b", session=1_000))
+    group.complete_sync({})
+    group.members["a"].last_heartbeat_ms = 5_000
+    assert group.expired_members(now_ms=5_800) == ["b"]
+    group.prepare_rebalance(now_ms=5_800)
+    group.members["b"].joined = True  # b's JoinGroup is parked, waiting for the others
+    assert group.expired_members(now_ms=9_000) == ["a"]
+
+
+def test_a_restarted_static_member_takes_its_place_and_its_old_id_is_fenced() -> None:
+    group = joined_group(member("old-a", instance="pod-a"), member("b"))
+    group.complete_sync({"old-a": b"a's partitions"})
+    assert group.replace_static_member("pod-a", "new-a") == "old-a"
+    assert group.members["new-a"].assignment == b"a's partitions"
+    assert group.leader_id == "new-a"
+    assert group.state == S.STABLE  # no rebalance for the others
+    assert group.is_fenced_instance("old-a", "pod-a")
+    assert not group.is_fenced_instance("new-a", "pod-a")
+    group.remove_member("new-a")
+    assert group.static_member("pod-a") is None
+
+
+def test_the_first_rebalance_waits_the_initial_delay_extended_up_to_the_deadline() -> None:
+    group = Group("g")
+    a = member("a", rebalance=5_000)
+    group.add_member(a, "consumer")
+    group.prepare_rebalance(now_ms=0, initial_delay_ms=3_000)
+    a.joined = True
+    assert not group.ready_to_complete_join(now_ms=2_999)
+    group.extend_initial_delay(now_ms=2_500, initial_delay_ms=3_000)  # b arrives
+    assert group.initial_delay_until_ms == 5_000  # capped by the rebalance deadline
+    assert group.ready_to_complete_join(now_ms=5_000)
+    group.complete_join()
+    group.complete_sync({})
+    group.prepare_rebalance(now_ms=10_000, initial_delay_ms=3_000)
+    assert group.initial_delay_until_ms == 0  # only an empty group's first rebalance waits
