@@ -262,33 +262,57 @@ def final_log(cluster: Cluster, topic: str, partitions: int) -> dict[Partition, 
     return log
 
 
+def readers_caught_up(cluster: Cluster, topic: str, workload: Workload, history: History) -> bool:
+    """Every reader has read every partition up to its high watermark."""
+    rows = [p for p in cluster.status()["partitions"] if p["topic"] == topic]
+    hws = {p["partition"]: p["high_watermark"] for p in rows}
+    if any(hws.get(p) is None for p in range(workload.partitions)):
+        return False
+    read: dict[tuple[str, int], int] = {}
+    with history.lock:
+        for poll in history.polls:
+            key = (poll.consumer, poll.partition[1])
+            read[key] = max([read.get(key, -1), *(offset for offset, _ in poll.records)])
+    return all(
+        read.get((f"reader-{i}", p), -1) >= hws[p] - 1
+        for i in range(workload.consumers)
+        for p in range(workload.partitions)
+    )
+
+
 def run(cluster: Cluster, workload: Workload) -> tuple[Report, History]:
     topic = create_topic(cluster, workload.partitions)
     history = History()
-    stop = threading.Event()
-    threads = [
+    producers_stop, readers_stop = threading.Event(), threading.Event()
+    producers = [
         threading.Thread(
-            target=run_producer, args=(cluster, topic, i, workload, stop, history), daemon=True
+            target=run_producer,
+            args=(cluster, topic, i, workload, producers_stop, history),
+            daemon=True,
         )
         for i in range(workload.producers)
     ]
-    threads += [
+    readers = [
         threading.Thread(
-            target=run_reader, args=(cluster, topic, i, workload, stop, history), daemon=True
+            target=run_reader,
+            args=(cluster, topic, i, workload, readers_stop, history),
+            daemon=True,
         )
         for i in range(workload.consumers)
     ]
-    threads.append(
-        threading.Thread(target=run_committer, args=(cluster, topic, stop, history), daemon=True)
+    readers.append(
+        threading.Thread(
+            target=run_committer, args=(cluster, topic, readers_stop, history), daemon=True
+        )
     )
     nemesis_stop = threading.Event()
     nemesis = threading.Thread(
         target=Nemesis(cluster, workload, history, topic).run, args=(nemesis_stop,)
     )
-    for t in threads:
+    for t in producers + readers:
         t.start()
     nemesis.start()
-    time.sleep(workload.seconds)
+    time.sleep(workload.seconds)  # the workload's duration, faults and all
     nemesis_stop.set()
     nemesis.join(120)
     for b in cluster.spec.brokers:  # heal everything that might still be broken
@@ -296,11 +320,18 @@ def run(cluster: Cluster, workload: Workload) -> tuple[Report, History]:
         if cluster.broker_states()[b.broker_id].value in ("dead", "stopped"):
             cluster.start(b.broker_id)
     wait_converged(cluster, topic, workload.partitions, 90, idle=False)
-    time.sleep(2)  # readers catch up with the last writes
-    stop.set()
-    for t in threads:
+    producers_stop.set()
+    for t in producers:
         t.join(60)
     wait_converged(cluster, topic, workload.partitions, 60, idle=True)
+    wait_for(
+        lambda: readers_caught_up(cluster, topic, workload, history),
+        60,
+        "every reader to read up to the high watermark",
+    )
+    readers_stop.set()
+    for t in readers:
+        t.join(60)
     report = check(
         history.acks, history.polls, history.commits, final_log(cluster, topic, workload.partitions)
     )

@@ -21,6 +21,7 @@ from kafka.errors import (
 )
 
 from kafkalite.cluster import Cluster
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.interop
 
@@ -107,10 +108,7 @@ def test_admin_topic_lifecycle_and_validation(bootstrap: str, topic: str) -> Non
     with pytest.raises(InvalidPartitionsError):
         admin.create_partitions({topic: NewPartitions(total_count=2)})
     admin.delete_topics([topic])
-    deadline = time.monotonic() + 10
-    while topic in admin.list_topics() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert topic not in admin.list_topics()
+    wait_for(lambda: topic not in admin.list_topics(), 10, f"{topic} deleted")
     admin.close()
 
 

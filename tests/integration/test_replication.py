@@ -310,10 +310,11 @@ def test_controlled_shutdown_moves_leadership_without_errors(
     writer = threading.Thread(target=run)
     writer.start()
     try:
-        time.sleep(0.5)
+        wait_for(lambda: len(acked) >= 50, what="writes under way")
         victim = wait_for(lambda: partition(cluster, topic, 0)["leader"], what="a leader")
         cluster.stop(victim)
-        time.sleep(1.0)
+        before = len(acked)
+        wait_for(lambda: len(acked) >= before + 50, what="writes acknowledged after the stop")
     finally:
         stop.set()
         writer.join(60)

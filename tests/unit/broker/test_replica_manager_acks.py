@@ -48,7 +48,8 @@ async def test_acks_all_after_the_isr_shrank_below_min_insync_replicas(tmp_path:
     result = manager.append_to_leader("t", 0, build_batch([Record(None, b"v", 0)]), -1)
     assert result.error == ErrorCode.none
     waiting = asyncio.create_task(manager.wait_for_acks([("t", 0, result)], timeout_s=5))
-    await asyncio.sleep(0.05)
+    for _ in range(10):  # let the waiter run until it parks in the purgatory
+        await asyncio.sleep(0)
     assert not waiting.done()  # followers 2 and 3 have not fetched it
     shrink_isr_to_leader(manager)  # the controller took 2 and 3 out of the ISR
     await asyncio.wait_for(waiting, 1)
