@@ -26,6 +26,7 @@ from typing import Any, Self
 
 from kafkalite.cluster import Cluster, ClusterError
 
+READY = "ready"  # the child's first line on its verdict pipe: it has loaded what it needs
 VERBS = ("kill", "stop", "start", "restart", "pause", "resume", "isolate", "heal", "slow")
 
 

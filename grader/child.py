@@ -22,7 +22,7 @@ from typing import Any
 from otter.test_files import create_test_file
 from otter.test_files.abstract_test import TestFile
 
-from grader.channel import RemoteCluster
+from grader.channel import READY, RemoteCluster
 from kafkalite.lab.faults import ObservedCluster
 from kafkalite.lab.lab import Lab
 
@@ -57,6 +57,8 @@ def run_case(test_file: TestFile, index: int, env: dict[str, Any]) -> tuple[bool
 def main(job_path: str) -> int:
     job = json.loads(Path(job_path).read_text())
     verdict = os.fdopen(job["result_fd"], "w")
+    verdict.write(READY + "\n")  # loaded: the case's time starts now
+    verdict.flush()
     channel = socket.socket(fileno=job["channel_fd"])
     lab = Lab(GradingCluster.over(Path(job["cluster_dir"]), channel))
     try:

@@ -1,10 +1,13 @@
-"""``python -m grader``: grade a submission, and keep the labs' student versions current.
+"""``python -m grader``: grade submissions, package a lab for Gradescope, keep labs/ current.
 
     python -m grader LAB SUBMISSION [--results results.json]   grade one submission
+    python -m grader batch LAB DIR --csv grades.csv [--jobs N]  grade a folder of them
+    python -m grader bundle LAB [-o LAB-autograder.zip]         Gradescope's autograder zip
     python -m grader assign [LAB ...] [--check]                 masters -> labs/ (student versions)
 
-Grading exits 0 whenever grading worked, however many tests failed; non-zero only when
-grading itself broke (a missing lab, a cluster that would not start).
+LAB is a lab's number (04), its name (04-leader-failover) or a master notebook's path.
+Grading exits 0 whenever grading worked, however many tests failed; it exits 2 only when
+grading itself broke (no such lab, no submission, a cluster that would not start).
 """
 
 from __future__ import annotations
@@ -13,30 +16,22 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from otter.run.run_autograder.autograder_config import AutograderConfig
 from rich.console import Console
+from rich.progress import Progress
 
-from grader import assignments, report
+from grader import assignments, batch, bundle, report
 from grader.assignments import AssignmentError
 from grader.runner import GradingOptions, grade
 from grader.sandbox import DEFAULT_TIME_S, Limits
+from grader.submissions import SubmissionError, resolve
 from kafkalite.cluster import ClusterError
 
-COMMANDS = ("assign",)
 
-
-def _grade_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m grader",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("lab", help="the lab: 04, 04-leader-failover or a master notebook")
-    parser.add_argument("submission", type=Path, help="the student's .ipynb or .py")
-    parser.add_argument("--results", type=Path, help="write Gradescope's results.json here")
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--time-limit",
         type=float,
@@ -44,36 +39,51 @@ def _grade_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="seconds per test case (default %(default)s)",
     )
-    parser.add_argument(
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m grader",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    one = sub.add_parser("grade", help="grade one submission (the default command)")
+    one.add_argument("lab")
+    one.add_argument("submission", type=Path, help="a .ipynb, a .py, or a folder holding one")
+    one.add_argument("--results", type=Path, help="write Gradescope's results.json here")
+    one.add_argument(
         "--show-hidden",
         action="store_true",
-        help="let students see hidden tests' results once published",
+        help="students see hidden tests' results once grades are published",
+    )
+    _options(one)
+    many = sub.add_parser("batch", help="grade every submission in a folder")
+    many.add_argument("lab")
+    many.add_argument("folder", type=Path)
+    many.add_argument("--csv", type=Path, required=True, help="one row per submission")
+    many.add_argument("--jobs", type=int, default=batch.default_jobs(), help="at once")
+    many.add_argument("--results-dir", type=Path, help="each submission's results as JSON")
+    _options(many)
+    zip_ = sub.add_parser("bundle", help="Gradescope's autograder zip for a lab")
+    zip_.add_argument("lab")
+    zip_.add_argument("-o", "--output", type=Path, help="default: LAB-autograder.zip")
+    split = sub.add_parser("assign", help="write labs/ from the masters in grader/masters/")
+    split.add_argument("labs", nargs="*", help="labs to split (default: every master)")
+    split.add_argument(
+        "--check", action="store_true", help="only check that labs/ is current (for CI)"
     )
     return parser
 
 
-def _assign_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m grader assign")
-    parser.add_argument("labs", nargs="*", help="labs to split (default: every master)")
-    parser.add_argument(
-        "--check",
-        action="store_true",
-        help="only check that labs/ holds the current student versions",
-    )
-    return parser
-
-
-def grade_command(argv: Sequence[str]) -> int:
-    args = _grade_parser().parse_args(argv)
+def grade_command(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
-    if not args.submission.is_file():
-        console.print(f"error: no submission at {args.submission}")
-        return 2
     started = time.monotonic()
+    submission = resolve(args.submission)
     assignment = assignments.split(assignments.find_master(args.lab))
     options = GradingOptions(limits=Limits(time_s=args.time_limit))
     results = grade(
-        assignment.test_files, args.submission, options, progress=report.progress_printer(console)
+        assignment.test_files, submission, options, progress=report.progress_printer(console)
     )
     results.output = report.summary_text(results)
     gradescope = results.to_gradescope_dict(AutograderConfig({"show_hidden": args.show_hidden}))
@@ -86,8 +96,33 @@ def grade_command(argv: Sequence[str]) -> int:
     return 0
 
 
-def assign_command(argv: Sequence[str]) -> int:
-    args = _assign_parser().parse_args(argv)
+def batch_command(args: argparse.Namespace) -> int:
+    assignment = assignments.split(assignments.find_master(args.lab))
+    entries = batch.submissions_in(args.folder)
+    options = GradingOptions(limits=Limits(time_s=args.time_limit))
+    with Progress(console=Console(stderr=True)) as progress:
+        task = progress.add_task(f"grading {assignment.name}", total=len(entries))
+
+        def done(row: batch.Row) -> None:
+            outcome = row.error or f"{row.score:g} / {row.possible:g}"
+            progress.console.print(f"{row.submission}: {outcome}")
+            progress.advance(task)
+
+        rows = batch.grade_all(assignment, entries, options, args.jobs, args.results_dir, done)
+    batch.write_csv(rows, args.csv)
+    print(f"graded {len(rows)} submissions of {assignment.name} into {args.csv}")
+    return 0
+
+
+def bundle_command(args: argparse.Namespace) -> int:
+    master = assignments.find_master(args.lab)
+    output = args.output or Path(f"{master.stem}-autograder.zip")
+    bundle.build(master, output)
+    print(f"wrote {output}: upload it as the assignment's autograder on Gradescope")
+    return 0
+
+
+def assign_command(args: argparse.Namespace) -> int:
     masters = [assignments.find_master(lab) for lab in args.labs] or sorted(
         assignments.MASTERS.glob("*.ipynb")
     )
@@ -113,12 +148,21 @@ def assign_command(argv: Sequence[str]) -> int:
     return 0
 
 
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "grade": grade_command,
+    "batch": batch_command,
+    "bundle": bundle_command,
+    "assign": assign_command,
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
+        argv.insert(0, "grade")  # python -m grader LAB SUBMISSION
+    args = _parser().parse_args(argv)
     try:
-        if argv and argv[0] == "assign":
-            return assign_command(argv[1:])
-        return grade_command(argv)
-    except (AssignmentError, ClusterError) as exc:
+        return COMMANDS[args.command](args)
+    except (AssignmentError, ClusterError, SubmissionError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

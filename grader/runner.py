@@ -15,6 +15,7 @@ The order of work, and why:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -30,9 +31,9 @@ from otter.test_files import GradingResults, create_test_file
 from otter.test_files.abstract_test import TestCase, TestCaseResult, TestFile
 
 from grader import sandbox
-from grader.channel import ClusterServer
+from grader.channel import READY, ClusterServer
 from grader.extract import Extracted, extract
-from kafkalite.cluster import Cluster
+from kafkalite.cluster import Cluster, ClusterError
 from kafkalite.cluster.ports import free_base_port
 from kafkalite.lab.faults import ObservedCluster
 from kafkalite.lab.lab import Lab
@@ -91,13 +92,7 @@ def _grade_question(
     options: GradingOptions,
     progress: Progress | None,
 ) -> TestFile:
-    cluster_dir = root / f"cluster-{test_file.name}"
-    cluster = ObservedCluster.up(
-        cluster_dir,
-        brokers=options.brokers,
-        base_port=free_base_port(options.brokers),
-        configs=GRADING_CONFIGS,
-    )
+    cluster = _fresh_cluster(root / f"cluster-{test_file.name}", options.brokers)
     results = []
     test_file.test_cases = [_named(case) for case in test_file.test_cases]
     try:
@@ -111,6 +106,20 @@ def _grade_question(
         cluster.down()
     test_file.test_case_results = results
     return test_file
+
+
+def _fresh_cluster(root: Path, brokers: int, attempts: int = 3) -> ObservedCluster:
+    """A cluster on free ports; graders running side by side may pick the same ports
+    between the check and the start, which ``Cluster.up`` refuses: then pick again."""
+
+    def start() -> ObservedCluster:
+        base_port = free_base_port(brokers)
+        return ObservedCluster.up(root, brokers, base_port, configs=GRADING_CONFIGS)
+
+    for _ in range(attempts - 1):
+        with contextlib.suppress(ClusterError):
+            return start()
+    return start()
 
 
 def _run_case(
@@ -152,6 +161,7 @@ def _run_case(
                     _child_env(workdir),
                     uid,
                     pass_fds=(test_end.fileno(), verdict_write),
+                    ready=reader.ready,
                 )
     finally:
         os.close(verdict_write)
@@ -195,15 +205,19 @@ def _child_env(workdir: Path) -> dict[str, str]:
 
 
 class _VerdictReader(threading.Thread):
-    """Reads the child's verdict (one JSON object) until the pipe closes."""
+    """Reads the child's pipe: ``ready`` once it has loaded, then its verdict (one JSON
+    object), until the pipe closes."""
 
     def __init__(self, fd: int) -> None:
         super().__init__(daemon=True)
         self._fd = fd
+        self.ready = threading.Event()
         self.verdict: dict[str, object] | None = None
 
     def run(self) -> None:
         with os.fdopen(self._fd, "rb") as pipe:
+            if pipe.readline().strip() == READY.encode():
+                self.ready.set()
             data = pipe.read(1 << 20)
         try:
             parsed = json.loads(data)

@@ -6,15 +6,19 @@ and leaves nothing running."""
 
 from __future__ import annotations
 
+import csv
 import json
+import os
+import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import psutil
 import pytest
 
-from grader import assignments, sandbox
+from grader import assignments, bundle, sandbox
 from grader.runner import GradingOptions, grade
 from tests.grader import toy_lab
 
@@ -77,26 +81,34 @@ def test_a_wrong_submission_loses_exactly_its_wrong_cases(toy, tmp_path):
     assert results.total == 1
 
 
+def test_an_endless_exercise_costs_its_own_cases_and_the_others_still_run(toy, tmp_path):
+    limits = sandbox.Limits(time_s=15)
+    cases, results = _grade(toy, "endless.py", tmp_path, limits=limits)
+    for case in ("test_two", "test_negative"):
+        passed, message = cases[("q1", case)]
+        assert not passed and "time limit" in message, message
+    assert cases[("q2", "test_nothing_acknowledged_is_lost_when_the_leader_dies")][0]
+    assert results.total == 3
+    _assert_nothing_left()
+
+
 @pytest.mark.parametrize(
     ("submission", "reason"),
     [
-        ("endless.py", "time limit"),
         ("fork_bomb.py", "time limit"),
         ("flood.py", "more output than the limit"),
         ("escape.py", "wrote outside its directory (/tmp/kafkalite-toy-escape.txt)"),
         ("syntax_error.ipynb", "cell 2 has a syntax error"),
     ],
 )
-def test_a_broken_exercise_costs_its_own_cases_only(toy, tmp_path, submission, reason):
+def test_a_broken_exercise_fails_with_the_reason(toy, tmp_path, submission, reason):
     if "outside" in reason and not sandbox.confined_by_uid():
         pytest.skip("writes outside the directory are caught with uid confinement (root) only")
-    limits = sandbox.Limits(time_s=20, max_output_bytes=10 << 20)
-    cases, results = _grade(toy, submission, tmp_path, limits=limits)
-    for case in ("test_two", "test_negative"):
-        passed, message = cases[("q1", case)]
-        assert not passed and reason in message, message
-    assert cases[("q2", "test_nothing_acknowledged_is_lost_when_the_leader_dies")][0]
-    assert results.total == 3
+    limits = sandbox.Limits(time_s=15, max_output_bytes=10 << 20)
+    q1 = [toy.test_files[0]]  # q2 costs a cluster and a failover: the endless case covers it
+    results = grade(q1, SUBMISSIONS / submission, GradingOptions(workdir=tmp_path, limits=limits))
+    for result in results.get_result("q1").test_case_results:
+        assert not result.passed and reason in result.message, result.message
     _assert_nothing_left()
 
 
@@ -111,6 +123,7 @@ def test_an_exception_at_import_fails_every_case_with_the_reason(toy, tmp_path):
 @pytest.mark.skipif(not sandbox.confined_by_uid(), reason="needs uid confinement (root)")
 def test_a_submission_cannot_kill_the_brokers(toy, tmp_path):
     cases, _ = _grade(toy, "broker_killer.py", tmp_path)
+    assert cases[("q1", "test_two")][0]
     passed, message = cases[("q2", "test_nothing_acknowledged_is_lost_when_the_leader_dies")]
     assert not passed and "PermissionError" in message
     _assert_nothing_left()
@@ -141,3 +154,73 @@ def test_the_command_writes_gradescope_results(toy, tmp_path):
     assert named["q1"]["score"] == 1 and named["q1"]["max_score"] == 3
     assert {"name", "score", "max_score", "output", "visibility"} <= set(named["q2"])
     assert "Score: 1 / 6" in results["output"]
+
+
+def test_a_folder_of_submissions_is_graded_into_a_csv(toy, tmp_path):
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    shutil.copy(SUBMISSIONS / "reference.py", folder / "alice.py")
+    (folder / "bob").mkdir()
+    shutil.copy(SUBMISSIONS / "syntax_error.ipynb", folder / "bob" / "lab.ipynb")
+    (folder / "carol").mkdir()  # submitted nothing
+    grades = tmp_path / "grades.csv"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "batch",
+            str(toy.master),
+            str(folder),
+            "--csv",
+            str(grades),
+            "--jobs",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    rows = {row["submission"]: row for row in csv.DictReader(grades.open())}
+    assert (rows["alice.py"]["score"], rows["alice.py"]["possible"]) == ("6", "6")
+    assert (rows["bob"]["q1"], rows["bob"]["q2"]) == ("0", "3")
+    assert rows["carol"]["error"].startswith("no notebook (.ipynb) or script (.py) in")
+    _assert_nothing_left()
+
+
+def test_the_gradescope_zip_grades_in_a_clean_directory(toy, tmp_path):
+    archive = bundle.build(toy.master, tmp_path / "autograder.zip")
+    root = tmp_path / "autograder"
+    with zipfile.ZipFile(archive) as z:
+        z.extractall(root / "source")
+    names = set(z.namelist())
+    assert {"setup.sh", "run_autograder", "grader/masters/00-toy.ipynb"} <= names
+    assert not any(n.startswith("grader/masters/0") and "toy" not in n for n in names)
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root)}
+    for script in ("setup.sh", "run_autograder"):
+        (root / "source" / script).chmod(0o755)
+    setup = subprocess.run(
+        ["bash", str(root / "source" / "setup.sh")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert setup.returncode == 0, setup.stderr[-2000:]
+    (root / "submission").mkdir()
+    shutil.copy(SUBMISSIONS / "wrong.py", root / "submission" / "lab.py")
+    run = subprocess.run(
+        [str(root / "source" / "run_autograder")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert results["score"] == 1
+    _assert_nothing_left()

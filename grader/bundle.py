@@ -1,0 +1,81 @@
+"""The Gradescope autograder zip for one lab: ``python -m grader bundle LAB``.
+
+Gradescope unpacks the zip into ``/autograder/source``, runs ``setup.sh`` once when it
+builds the image, then ``run_autograder`` for each submission with the student's files in
+``/autograder/submission`` and expects ``/autograder/results/results.json``. The zip holds
+this project (the package, the grader, the lab's master) and two scripts:
+
+- ``setup.sh`` installs Python with venv (apt, when missing), a virtual environment with
+  ``requirements.txt`` and the project, as ``make setup`` does;
+- ``run_autograder`` runs ``python -m grader LAB <submission> --results ...``.
+
+Both honour ``AUTOGRADER_ROOT`` (default ``/autograder``), which is how the tests run the
+zip in a clean directory of their own. otter-grader's own ``otter generate`` cannot serve
+here: its ``setup.sh`` downloads Miniforge from GitHub and its runner executes the whole
+notebook in one kernel, with no cluster, no faults and no sandbox per test.
+"""
+
+from __future__ import annotations
+
+import stat
+import zipfile
+from pathlib import Path
+
+from grader.assignments import REPO_ROOT
+
+SETUP_SH = """#!/usr/bin/env bash
+# Gradescope runs this once, as root, while it builds the autograder image.
+set -euo pipefail
+ROOT="${AUTOGRADER_ROOT:-/autograder}"
+cd "$ROOT/source"
+if ! python3 -m venv --help >/dev/null 2>&1; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq && apt-get install -y -qq python3 python3-venv python3-dev gcc util-linux
+fi
+python3 -m venv .venv
+.venv/bin/pip install --quiet --upgrade pip
+.venv/bin/pip install --quiet -r requirements.txt
+.venv/bin/pip install --quiet --no-deps -e .
+"""
+
+RUN_AUTOGRADER = """#!/usr/bin/env bash
+# Gradescope runs this for each submission; results.json is what it reads back.
+set -uo pipefail
+ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
+mkdir -p "$ROOT/results"
+cd "$ROOT/source"
+exec .venv/bin/python -m grader {lab} "$ROOT/submission" --results "$ROOT/results/results.json"
+"""
+
+# What the grader needs of the project: the package, the grader and how to install them
+# (the masters folder holds only the bundled lab's master).
+SOURCES = ("kafkalite", "grader", "pyproject.toml", "requirements.txt", "README.md")
+MASTERS = "grader/masters"
+SKIPPED_PARTS = {"__pycache__", ".mypy_cache", ".ruff_cache"}
+
+
+def build(master: Path, output: Path, repo: Path = REPO_ROOT) -> Path:
+    """Write the zip for the lab whose master is ``master``."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(output, "w", zipfile.ZIP_DEFLATED) as archive:
+        _add_script(archive, "setup.sh", SETUP_SH)
+        _add_script(archive, "run_autograder", RUN_AUTOGRADER.format(lab=master.stem))
+        for name in SOURCES:
+            for path in _files(repo / name):
+                inside = path.relative_to(repo).as_posix()
+                if not inside.startswith(MASTERS + "/"):
+                    archive.write(path, inside)
+        archive.write(master, f"{MASTERS}/{master.name}")
+    return output
+
+
+def _add_script(archive: zipfile.ZipFile, name: str, text: str) -> None:
+    info = zipfile.ZipInfo(name)
+    info.external_attr = (stat.S_IFREG | 0o755) << 16
+    archive.writestr(info, text)
+
+
+def _files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    return sorted(p for p in path.rglob("*") if p.is_file() and not SKIPPED_PARTS & set(p.parts))
