@@ -1,6 +1,15 @@
 """Every benchmark, one after the other (``make bench``)."""
 
-from bench import dashboard, failover, latency, replication, startup, throughput, transactions
+from bench import (
+    dashboard,
+    failover,
+    lab_startup,
+    latency,
+    replication,
+    startup,
+    throughput,
+    transactions,
+)
 
 if __name__ == "__main__":
     throughput.main()
@@ -10,3 +19,4 @@ if __name__ == "__main__":
     failover.main()
     startup.main()
     dashboard.main()
+    lab_startup.main()
