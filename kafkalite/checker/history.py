@@ -122,8 +122,8 @@ def check(
     report = Report(acked=len(acks), read=sum(len(p.records) for p in polls))
     _check_final_log(final_log, report)
     _check_acks(acks, final_log, report)
-    _check_reads(polls, final_log, report)
-    _check_commits(commits, report)
+    check_reads(polls, final_log, report)
+    check_commits(commits, report)
     _check_order(sends, final_log, report)
     return report
 
@@ -155,9 +155,11 @@ def _check_acks(
             )
 
 
-def _check_reads(
+def check_reads(
     polls: list[Poll], final_log: dict[Partition, dict[int, bytes]], report: Report
 ) -> None:
+    """What any reader must show: one value per offset, nothing the final log lacks, no
+    going back, no skipping (also used by ``exactly_once`` for read_committed readers)."""
     observed: dict[tuple[Partition, int], bytes] = {}
     position: dict[tuple[str, Partition], int] = {}
     for poll in polls:
@@ -195,7 +197,7 @@ def _check_reads(
             seeking = False
 
 
-def _check_commits(commits: list[Commit], report: Report) -> None:
+def check_commits(commits: list[Commit], report: Report) -> None:
     latest: dict[tuple[str, Partition], int] = defaultdict(lambda: -1)
     for commit in commits:
         key = (commit.group, commit.partition)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 
 from confluent_kafka import (
@@ -50,6 +51,9 @@ class PipelineHistory:
     committed_txns: int = 0
     aborted_txns: int = 0
     new_producers: int = 0
+    input_duplicates: list[bytes] = field(default_factory=list)
+    """Values the input topic holds twice: the idempotent input producer's anomaly, not
+    the pipeline's (whose output must then hold their transform twice)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -305,6 +309,8 @@ def run(
     finally:  # on any failure too: no thread outlives the test
         for event in (nemesis_stop, input_stop, pipeline_stop, readers_stop):
             event.set()
+    values = [v for records in inputs.values() for v in records.values()]
+    history.input_duplicates = sorted(v for v, n in Counter(values).items() if n > 1)
     consumed = {
         tp: {o: v for o, v in records.items() if o < drained[tp[1]]}
         for tp, records in inputs.items()

@@ -84,3 +84,11 @@ def test_a_read_committed_reader_skipping_a_committed_record() -> None:
     reads = [Poll("r1", OUT, ((0, b"T:v0"),)), Poll("r1", OUT, ((3, b"T:v2"),))]
     report = run(committed_reads=reads)
     assert report.counts["skipped_offset"] == 1
+
+
+def test_an_input_twice_rightly_yields_its_transform_twice() -> None:
+    """A duplicate upstream is the input's anomaly, not the pipeline's."""
+    twice_in = {IN: {0: b"v0", 1: b"v1", 2: b"v2", 3: b"v2"}}
+    twice_out = {OUT: {**CLEAN_COMMITTED[OUT], 4: b"T:v2"}}
+    report = run(consumed_inputs=twice_in, committed_output=twice_out, all_output=twice_out)
+    assert report.valid, report.summary()
