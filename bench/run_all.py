@@ -3,6 +3,7 @@
 from bench import (
     dashboard,
     failover,
+    grader,
     lab_startup,
     latency,
     replication,
@@ -20,3 +21,4 @@ if __name__ == "__main__":
     startup.main()
     dashboard.main()
     lab_startup.main()
+    grader.main([])

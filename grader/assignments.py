@@ -25,6 +25,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 MASTERS = REPO_ROOT / "grader" / "masters"
 LABS = REPO_ROOT / "labs"
 CACHE = Path(tempfile.gettempdir()) / "kafkalite-grader-assignments"
+SPLIT_FORMAT = b"2"  # part of the cache key: a change to how splits are written renews them
 
 
 class AssignmentError(Exception):
@@ -59,7 +60,7 @@ def find_master(lab: str, masters: Path = MASTERS) -> Path:
 
 def split(master: Path, cache: Path = CACHE) -> Assignment:
     """Split ``master`` with otter assign (cached by content)."""
-    digest = hashlib.sha256(master.read_bytes()).hexdigest()[:16]
+    digest = hashlib.sha256(SPLIT_FORMAT + master.read_bytes()).hexdigest()[:16]
     out = cache / f"{master.stem}-{digest}"
     if not (out / "done").exists():
         _assign(master, out)
@@ -69,6 +70,19 @@ def split(master: Path, cache: Path = CACHE) -> Assignment:
         student_notebook=out / "student" / master.name,
         test_files=sorted((autograder / "tests").glob("*.py")),
     )
+
+
+def _tests_as_files(autograder: Path, master: Path) -> None:
+    """A lab keeps its tests in the notebook's metadata (``tests: files: false``), so the
+    student notebook's ``grader.check`` needs no tests folder beside it. The grader runs
+    one case per sandbox from a test file: write each question's OK-format test out as
+    the file ``otter assign`` would have written with ``files: true``."""
+    notebook = json.loads((autograder / master.name).read_text())
+    tests = notebook["metadata"].get("otter", {}).get("tests", {})
+    folder = autograder / "tests"
+    folder.mkdir(exist_ok=True)
+    for name, spec in tests.items():
+        (folder / f"{name}.py").write_text(f"OK_FORMAT = True\n\ntest = {spec!r}\n")
 
 
 def _assign(master: Path, out: Path) -> None:
@@ -89,6 +103,7 @@ def _assign(master: Path, out: Path) -> None:
                 f"otter assign failed on {master.name}: {exc}\n{log.getvalue()}"
             ) from exc
         shutil.move(Path(tmp) / "dist", out)
+    _tests_as_files(out / "autograder", master)
     (out / "done").touch()
 
 

@@ -11,6 +11,7 @@ case gets, by parameter name as in otter-grader, the student's definitions plus 
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import os
 import socket
@@ -51,7 +52,24 @@ def run_case(test_file: TestFile, index: int, env: dict[str, Any]) -> tuple[bool
     test_file.test_cases = [test_file.test_cases[index]]
     test_file.run(env)
     result = test_file.test_case_results[0]
-    return result.passed, result.message or ""
+    message = result.message or ""
+    return result.passed, message if result.passed else f"{failure_line(message)}\n\n{message}"
+
+
+def failure_line(message: str) -> str:
+    """The line a student reads first: what was raised (an assertion's own words), not
+    the doctest transcript otter-grader reports for OK-format tests, which starts with
+    "Trying:"."""
+    lines = message.splitlines()
+    raised = [i for i, line in enumerate(lines) if line.strip() == "Exception raised:"]
+    if raised:
+        block = itertools.takewhile(lambda line: line[:1].isspace(), lines[raised[-1] + 1 :])
+        last = [line.strip() for line in block if line.strip()]
+        if last:
+            return f"❌ {last[-1]}"
+    if any(line.strip() == "Expected:" for line in lines):
+        return "❌ a value differs from the one expected"
+    return "❌ failed"
 
 
 def main(job_path: str) -> int:
