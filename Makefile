@@ -35,17 +35,17 @@ labs: setup  ## rebuild the student notebooks in labs/ from the masters in grade
 	$(BIN)/python -m grader assign
 
 test: setup  ## second README command: lint, types, layering, and every test suite
-	$(BIN)/ruff check kafkalite grader tests bench examples
+	$(BIN)/ruff check kafkalite grader tests bench examples scripts
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/pytest -n 2 --dist loadgroup
+	$(BIN)/python scripts/test_suite.py  # slow groups (notebooks, Spark, containers, grader) beside the rest
 
 test-unit: setup
 	$(BIN)/pytest -m unit
 
 lint: setup
-	$(BIN)/ruff check kafkalite grader tests bench examples
-	$(BIN)/ruff format --check kafkalite grader tests bench examples
+	$(BIN)/ruff check kafkalite grader tests bench examples scripts
+	$(BIN)/ruff format --check kafkalite grader tests bench examples scripts
 
 typecheck: setup
 	$(BIN)/mypy
