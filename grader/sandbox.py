@@ -58,7 +58,7 @@ class Limits:
 
     time_s: float = DEFAULT_TIME_S  # from the moment the child says it is ready
     startup_s: float = 180.0  # for the child to get ready (imports; long on a loaded machine)
-    memory_bytes: int = 1536 << 20  # address space per process (the JVM-free Python side)
+    memory_bytes: int = 2048 << 20  # data (writable private memory) per process
     processes: int = 64
     output_bytes: int = 64 << 10  # kept for the report
     max_output_bytes: int = 10 << 20  # printed beyond this: the test is stopped
@@ -222,7 +222,9 @@ def _confine(limits: Limits, uid: int | None) -> Callable[[], None]:
     def confine() -> None:
         os.setsid()
         cpu = int(limits.time_s) + 5
-        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+        # RLIMIT_DATA, not RLIMIT_AS: a JVM (Spark's driver) reserves gigabytes of address
+        # space it never touches, which an address-space limit refuses at start-up.
+        resource.setrlimit(resource.RLIMIT_DATA, (limits.memory_bytes, limits.memory_bytes))
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

@@ -5,6 +5,7 @@ its limits, say why, and leave no process behind."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -112,6 +113,22 @@ def test_running_out_of_memory_is_an_error_not_a_hang(tmp_path):
 
 
 @needs_root
+@pytest.mark.skipif(shutil.which("java") is None, reason="no java on PATH (make setup installs it)")
+def test_a_jvm_starts_within_the_memory_limit(tmp_path):
+    """Spark's driver is a JVM: it reserves far more address space than it uses."""
+    outcome = _run(
+        tmp_path,
+        """
+        import subprocess
+        subprocess.run(["java", "-Xmx512m", "-version"], check=True)
+        print("jvm-ok")
+        """,
+        Limits(time_s=60),
+    )
+    assert outcome.problem is None and outcome.exit_code == 0, outcome.output
+    assert "jvm-ok" in outcome.output
+
+
 def test_files_written_outside_the_directory_are_reported_and_removed(tmp_path):
     outcome = _run(tmp_path, "open('/tmp/kafkalite-grader-escape.txt', 'w').write('x')")
     assert outcome.stray_files == ["/tmp/kafkalite-grader-escape.txt"]
