@@ -59,7 +59,7 @@ class Limits:
     time_s: float = DEFAULT_TIME_S  # from the moment the child says it is ready
     startup_s: float = 180.0  # for the child to get ready (imports; long on a loaded machine)
     memory_bytes: int = 2048 << 20  # data (writable private memory) per process
-    processes: int = 64
+    processes: int = 256  # tasks: threads count too (a Spark driver runs ~100)
     output_bytes: int = 64 << 10  # kept for the report
     max_output_bytes: int = 10 << 20  # printed beyond this: the test is stopped
     file_bytes: int = 256 << 20  # largest file the child may write
