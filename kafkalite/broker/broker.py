@@ -1,15 +1,20 @@
 """The broker: where storage, metadata, the controller and the network meet.
 
-This is the composition root. It owns the event loop's long-lived objects and wires
-them: committed metadata records flow from the quorum into the metadata image and then
-into the replica manager, which makes the local logs match. Handlers reach everything
-through the ``Broker`` they are given.
+This is the composition root. It owns the long-lived objects and wires them: committed
+metadata records flow from the quorum into the metadata image and then into the replica
+manager, which makes the local logs match. Handlers reach everything through the
+``Broker`` they are given.
+
+Two event loops: the main loop serves clients and replication; the control plane
+(``control_plane``: the quorum, the controller, the controller listener, heartbeats) runs
+on its own loop in a second thread, so client work can never starve it. The quorum hands
+committed records to the main loop in order; ``quorum.view`` is what the main loop may
+read of it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import time
@@ -18,25 +23,23 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kafkalite.broker.control_plane import ControlPlane
 from kafkalite.broker.events import EventLog
 from kafkalite.broker.group_offsets import BrokerOffsetsTopic
 from kafkalite.broker.handlers import CONTROLLER_HANDLERS, HANDLERS
 from kafkalite.broker.isr_manager import IsrManager
+from kafkalite.broker.lifecycle import BrokerLifecycle
 from kafkalite.broker.log_cleaner import LogCleanerManager
+from kafkalite.broker.loop_lag import LoopLagMonitor
 from kafkalite.broker.producer_ids import ProducerIdManager
 from kafkalite.broker.replica_fetcher import ReplicaFetcherManager
 from kafkalite.broker.replica_manager import ReplicaManager
 from kafkalite.broker.server import KafkaServer
 from kafkalite.broker.transaction_state import BrokerTransactionStateTopic
 from kafkalite.broker.txn_marker_channel import BrokerMarkerChannel
-from kafkalite.controller.channel import ControllerChannel, ControllerRequestError
+from kafkalite.controller.channel import ControllerChannel
 from kafkalite.controller.quorum_controller import QuorumController
-from kafkalite.controller.raft_quorum import (
-    NotControllerError,
-    RaftQuorum,
-    VoterAddress,
-    parse_voters,
-)
+from kafkalite.controller.raft_quorum import RaftQuorum, VoterAddress, parse_voters
 from kafkalite.controller.service import ControllerService
 from kafkalite.coordinator.group.coordinator import GroupCoordinator
 from kafkalite.coordinator.transaction.coordinator import TransactionConfig, TransactionCoordinator
@@ -54,7 +57,6 @@ from kafkalite.metadata.records import (
     TopicRecord,
     UnfenceBrokerRecord,
 )
-from kafkalite.protocol.errors import ErrorCode
 from kafkalite.raft.config import RaftConfig
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.log_manager import LogManager
@@ -93,7 +95,7 @@ def _halt(task: str, exc: BaseException) -> None:
 
 
 class Broker:
-    """One Kafka-Lite broker process. Everything runs on one asyncio loop."""
+    """One Kafka-Lite broker process: the main loop, plus the control plane's thread."""
 
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
@@ -107,6 +109,16 @@ class Broker:
         self.replica_manager = ReplicaManager(
             config.broker_id, self.logs, self.image, self.events, now_ms
         )
+        self.applied_end_offset = 0
+        """How far the main loop's image has replayed the metadata log (exclusive)."""
+        self.control_plane = ControlPlane(
+            f"broker-{config.broker_id}-control", self.supervisor.spawn
+        )
+        self.loop_lag = LoopLagMonitor()
+        self.control_loop_lag = LoopLagMonitor()
+        controller_image = MetadataImage()
+        """The controller's own image, replayed on the control plane: it validates and
+        snapshots against it, never against the main loop's."""
         voters = self.voters
         self.quorum = RaftQuorum(
             config.broker_id,
@@ -115,20 +127,27 @@ class Broker:
             RaftConfig.from_properties(config.overrides),
             self.cluster_id,
             self.events.emit,
-            self.image.to_records,
+            controller_image.to_records,
             int(self._static_config("metadata.log.max.record.bytes.between.snapshots")),
         )
-        self.quorum.register(self._on_commit)
-        self.quorum.on_snapshot(self._on_snapshot)
+        self.quorum.register(lambda offset, record: controller_image.replay(record, offset))
+        self.quorum.on_snapshot(lambda offset, records: _reload(controller_image, offset, records))
+        to_main = self.control_plane.to_main
+        self.quorum.register(lambda offset, record: to_main(self._on_commit, offset, record))
+        self.quorum.on_snapshot(lambda offset, records: to_main(self._on_snapshot, offset, records))
+        self.quorum.on_applied(lambda end: to_main(self._on_applied, end))
         self.controller = ControllerChannel(
             config.broker_id,
             self.quorum,
             ControllerService(
-                self.quorum, QuorumController(self.image), now_ms, self.supervisor.spawn
+                self.quorum, QuorumController(controller_image), now_ms, self.supervisor.spawn
             ),
             voters,
+            self.control_plane,
+            lambda: self.applied_end_offset,
         )
         self.log_cleaner = LogCleanerManager(self.replica_manager, self.image, self.events, now_ms)
+        self.lifecycle = BrokerLifecycle(self)
         self.broker_epoch = -1
         self.fetchers = ReplicaFetcherManager(self)
         self.isr_manager = IsrManager(self)
@@ -196,54 +215,41 @@ class Broker:
     @property
     def controller_id(self) -> int:
         """The active controller (the quorum leader); -1 during an election."""
-        return self.quorum.leader_id
+        return self.quorum.view.leader_id
 
     async def start(self) -> None:
-        await self.controller_server.start(self.config.host, self.controller_port)
         self.events.replaying = True
-        self.quorum.start(self.supervisor.spawn)
-        while not self.quorum.is_caught_up():
-            await asyncio.sleep(0.01)
+        self.control_plane.start()
+        self._tasks.append(self.supervisor.spawn(self.loop_lag.run(), "loop-lag"))
+        self.control_plane.spawn(self.control_loop_lag.run(), "control-loop-lag")
+        caught_up = await self.control_plane.run(self._start_control_plane())
+        while self.applied_end_offset < caught_up:
+            await asyncio.sleep(0.01)  # the records handed over are being replayed here
         # the replayed records built the image only: local logs follow the final image at
         # once, so a topic deleted and created again under its name keeps its new log
         self.replica_manager.reconcile()
         self.events.replaying = False
-        await self._register()
+        await self.lifecycle.register()
+        self.lifecycle.start()  # heartbeats from now on: the session starts at registration
         await self._apply_static_overrides()
         await self.server.start(self.config.host, self.config.port)
         self._tasks.append(self.supervisor.spawn(self._retention_loop(), "retention"))
         self._tasks.append(self.supervisor.spawn(self._checkpoint_loop(), "recovery-point"))
         self._tasks.append(self.supervisor.spawn(self.log_cleaner.run(), "log-cleaner"))
-        self._tasks.append(self.supervisor.spawn(self._heartbeat_loop(), "heartbeat"))
         self.group_coordinator.start(self.supervisor.spawn)
         self.txn_coordinator.start(self.supervisor.spawn)
         self.isr_manager.start()
         self.fetchers.schedule_sync()
         self.events.emit(EventType.BROKER_STARTED, broker_epoch=self.broker_epoch)
 
-    async def _register(self) -> None:
-        host, port = self.advertised
-        self.broker_epoch = await self.controller.register_broker(
-            self.broker_id, host, port, self.config.rack, str(uuid.uuid4())
-        )
-
-    async def _heartbeat_loop(self) -> None:
-        """Keep this broker's session with the active controller (Kafka's
-        ``BrokerLifecycleManager``); re-register if the controller no longer knows us."""
-        while True:
-            interval = int(self.image.broker_config("broker.heartbeat.interval.ms")) / 1000
-            await asyncio.sleep(interval)
-            try:
-                reply = await self.controller.heartbeat(
-                    self.broker_id,
-                    self.broker_epoch,
-                    self.quorum.applied_end_offset - 1,
-                    timeout_s=max(interval, 0.5),
-                )
-                if reply.error == ErrorCode.stale_broker_epoch:
-                    await self._register()
-            except (NotControllerError, ControllerRequestError):
-                continue
+    async def _start_control_plane(self) -> int:
+        """On the control loop: listen for peers, join the quorum, and return the offset
+        up to which this broker has caught up with it."""
+        await self.controller_server.start(self.config.host, self.controller_port)
+        self.quorum.start(self.supervisor.spawn)
+        while not self.quorum.is_caught_up():
+            await asyncio.sleep(0.01)
+        return self.quorum.applied_end_offset
 
     async def _apply_static_overrides(self) -> None:
         """``--config k=v`` at start-up become cluster-wide dynamic defaults, if changed."""
@@ -270,11 +276,14 @@ class Broker:
             await asyncio.sleep(interval / 1000)
             self.replica_manager.enforce_retention()  # a disk error stops the broker
 
+    def _on_applied(self, end_offset: int) -> None:
+        """Everything below ``end_offset`` is replayed here: tell the controller."""
+        self.applied_end_offset = end_offset
+        self.lifecycle.metadata_replayed()
+
     def _on_snapshot(self, offset: int, records: list[MetadataRecord]) -> None:
         """A snapshot replaces the image: replay it into a fresh one, then reconcile."""
-        self.image.reset()
-        for record in records:
-            self.image.replay(record, offset)
+        _reload(self.image, offset, records)
         if not self.events.replaying:  # a starting broker reconciles once, caught up
             self.replica_manager.reconcile()
             self.fetchers.schedule_sync()
@@ -415,9 +424,10 @@ class Broker:
         shutdown heartbeat is skipped when no quorum could commit it: with the other voters
         gone, waiting would only delay the exit.
         """
+        await _bounded("heartbeats", self.lifecycle.stop(), 0.5)
         await _bounded("background tasks", self._cancel_tasks(), 0.5)
-        if self.broker_epoch >= 0 and self.quorum.in_contact_with_majority():
-            await _bounded("controlled shutdown", self._shutdown_heartbeat(), 1.5)
+        if self.broker_epoch >= 0 and await self.control_plane.run(self._quorum_reachable()):
+            await _bounded("controlled shutdown", self.lifecycle.shut_down(), 1.5)
         elif self.broker_epoch >= 0:
             log.info("controlled shutdown skipped: no quorum of controllers can answer")
         await _bounded("client listener", self.server.stop(), 1.0)
@@ -427,26 +437,24 @@ class Broker:
         await _bounded("ISR manager", self.isr_manager.stop(), 0.5)
         await _bounded("replica fetchers", self.fetchers.stop(), 0.5)
         self.replica_manager.close()
-        await _bounded("controller", self.controller.service.stop(), 0.5)
-        await _bounded("controller channel", self.controller.close(), 0.5)
-        await _bounded("metadata quorum", self.quorum.stop(), 1.0)
-        await _bounded("controller listener", self.controller_server.stop(), 0.5)
+        await _bounded("control plane", self.control_plane.run(self._stop_control_plane()), 2.5)
+        await self.control_plane.stop()
 
     async def _cancel_tasks(self) -> None:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    async def _shutdown_heartbeat(self) -> None:
-        """Ask the controller to move this broker's leaderships away (``want_shut_down``)."""
-        with contextlib.suppress(NotControllerError, ControllerRequestError):
-            await self.controller.heartbeat(
-                self.broker_id,
-                self.broker_epoch,
-                self.quorum.applied_end_offset - 1,
-                want_shut_down=True,
-                timeout_s=1.5,
-            )
+    async def _quorum_reachable(self) -> bool:
+        return self.quorum.in_contact_with_majority()
+
+    async def _stop_control_plane(self) -> None:
+        """On the control loop: the controller, its connections, the quorum (resigning
+        if it leads), then the controller listener, each bounded."""
+        await _bounded("controller", self.controller.service.stop(), 0.5)
+        await _bounded("controller channel", self.controller.close(), 0.5)
+        await _bounded("metadata quorum", self.quorum.stop(), 1.0)
+        await _bounded("controller listener", self.controller_server.stop(), 0.5)
 
 
 async def _bounded(step: str, work: Awaitable[None], timeout_s: float) -> None:
@@ -461,6 +469,13 @@ async def _bounded(step: str, work: Awaitable[None], timeout_s: float) -> None:
         log.warning("shutdown: %s did not finish within %.1f s; going on", step, timeout_s)
     elif not task.cancelled() and task.exception() is not None:
         log.warning("shutdown: %s failed: %r", step, task.exception())
+
+
+def _reload(image: MetadataImage, offset: int, records: list[MetadataRecord]) -> None:
+    """Replace ``image`` by a snapshot's records."""
+    image.reset()
+    for record in records:
+        image.replay(record, offset)
 
 
 def advertised_address(listeners: str) -> tuple[str, int]:

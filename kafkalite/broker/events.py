@@ -9,6 +9,7 @@ event types and what they mean are cataloged in :mod:`kafkalite.events`.
 from __future__ import annotations
 
 import logging
+import threading
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -19,11 +20,14 @@ log = logging.getLogger("kafkalite.events")
 
 
 class EventLog:
+    """Thread-safe: the broker's main loop and its control plane both emit."""
+
     def __init__(self, broker_id: int, now_ms: Callable[[], int], capacity: int = 10_000) -> None:
         self.broker_id = broker_id
         self.now_ms = now_ms
         self._events: deque[dict[str, Any]] = deque(maxlen=capacity)
         self._seq = 0
+        self._lock = threading.Lock()
         self.started_ms = now_ms()
         """When this log (so this broker process) started: sequence numbers restart at 1
         with every process, so a reader following ``seq`` tells a restart by this."""
@@ -32,18 +36,20 @@ class EventLog:
         re-applied, not news: such events carry ``"replay": true``."""
 
     def emit(self, event_type: EventType, /, **fields: Any) -> None:
-        self._seq += 1
-        event = {
-            "seq": self._seq,
-            "time_ms": self.now_ms(),
-            "broker": self.broker_id,
-            "type": event_type.value,
-            **fields,
-        }
-        if self.replaying:
-            event["replay"] = True
-        self._events.append(event)
+        with self._lock:
+            self._seq += 1
+            event = {
+                "seq": self._seq,
+                "time_ms": self.now_ms(),
+                "broker": self.broker_id,
+                "type": event_type.value,
+                **fields,
+            }
+            if self.replaying:
+                event["replay"] = True
+            self._events.append(event)
         log.info("%s %s", event_type.value, fields)
 
     def since(self, seq: int) -> list[dict[str, Any]]:
-        return [e for e in self._events if e["seq"] > seq]
+        with self._lock:
+            return [e for e in self._events if e["seq"] > seq]

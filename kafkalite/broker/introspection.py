@@ -2,7 +2,8 @@
 
 ``GET /state`` returns every replica this broker hosts (log start/end offset, high
 watermark, last stable offset, leader epoch, ISR, producer states, open and recently
-aborted transactions) and the transactions this broker coordinates; ``GET
+aborted transactions), the transactions this broker coordinates, and how late its two
+event loops run (``loop_lag_ms``: busy is not dead); ``GET
 /events?since=N`` returns the event stream after sequence N. It is read-only and
 separate from the Kafka listener, so a dashboard polling it never competes with clients
 for the Kafka protocol, and the supervisor can tell a hung broker from a slow one.
@@ -78,12 +79,14 @@ def broker_state(broker: Broker) -> dict[str, Any]:
     return {
         "broker_id": broker.broker_id,
         "address": f"{broker.config.host}:{broker.config.port}",
-        "controller": broker.quorum.is_active,
+        "controller": broker.quorum.view.is_active,
         "quorum": quorum_state(broker),
         "state": "running",
         "cluster_id": broker.cluster_id,
         "broker_epoch": broker.broker_epoch,
         "metadata_offset": broker.image.offset,
+        "loop_lag_ms": broker.loop_lag.lag_ms(),
+        "control_loop_lag_ms": broker.control_loop_lag.lag_ms(),
         "partitions": partitions,
         "transactions": coordinated_transactions(broker),
         "events": broker.events.since(0)[-100:],
@@ -116,14 +119,14 @@ def coordinated_transactions(broker: Broker) -> list[dict[str, Any]]:
 
 def quorum_state(broker: Broker) -> dict[str, Any]:
     """This voter's view of the metadata quorum; ``voters`` only on the leader."""
-    quorum = broker.quorum
-    info = quorum.describe()
+    quorum = broker.quorum.view
+    info = quorum.info
     return {
         "leader": quorum.leader_id,
         "epoch": quorum.epoch,
         "high_watermark": quorum.high_watermark,
         "log_end_offset": quorum.log_end_offset,
-        "applied_offset": quorum.applied_end_offset,
+        "applied_offset": broker.applied_end_offset,
         "voters": None
         if info is None
         else [

@@ -18,7 +18,8 @@ import asyncio
 import contextlib
 import logging
 import struct
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, TypeVar
 
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.api_versions import unsupported_version_reply
@@ -36,6 +37,7 @@ from kafkalite.protocol.codec import (
 if TYPE_CHECKING:
     from kafkalite.broker.broker import Broker
 
+T = TypeVar("T")
 log = logging.getLogger(__name__)
 _SIZE = struct.Struct(">i")
 PRODUCE_KEY = 0
@@ -190,7 +192,7 @@ class KafkaServer:
             raise ConnectionClosed(
                 f"api_key={request.api_key} v{request.api_version} is not supported"
             )
-        if handler.forward and not self.concurrent and not self.broker.quorum.is_active:
+        if handler.forward and not self.concurrent and not self.broker.quorum.view.is_active:
             try:
                 forwarded = await self.broker.controller.forward(frame)
                 return _SIZE.pack(len(forwarded)) + forwarded
@@ -199,8 +201,13 @@ class KafkaServer:
             except Exception as exc:
                 raise ConnectionClosed(f"cannot reach the controller: {exc}") from exc
         context = RequestContext(self.broker, request, peer)
+        work = handler.fn(context, request.body)
+        if handler.forward and self.concurrent:
+            # a client's admin request forwarded to this controller: its handler reads
+            # the broker's image, which lives on the main loop
+            work = self.broker.control_plane.run_on_main(_awaited(work))
         try:
-            body = await handler.fn(context, request.body)
+            body = await work
         except Exception as exc:
             log.exception("handler for api_key=%d failed", request.api_key)
             raise ConnectionClosed(f"internal error: {exc!r}") from exc
@@ -213,6 +220,10 @@ class KafkaServer:
         writer.close()
         with contextlib.suppress(Exception):
             await writer.wait_closed()
+
+
+async def _awaited(work: Awaitable[T]) -> T:
+    return await work
 
 
 def _peer_name(writer: asyncio.StreamWriter) -> str:

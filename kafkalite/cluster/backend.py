@@ -52,3 +52,6 @@ class ClusterBackend(Protocol):
         """Delay the broker's follower fetching by ``delay_ms``."""
 
     def isolated(self, spec: ClusterSpec) -> set[int]: ...
+
+    def slowed(self, spec: ClusterSpec) -> dict[int, int]:
+        """Each slowed broker's delay in ms (``slow``), until healed."""

@@ -204,6 +204,11 @@ class DockerBackend:
             return set()
         return self._faults().isolated
 
+    def slowed(self, spec: ClusterSpec) -> dict[int, int]:
+        if self.client is None or not spec.links():
+            return {}
+        return self._faults().slow_ms
+
 
 def container_state(state: dict[str, Any]) -> BrokerState:
     """A broker's state from its container's ``State``: a container that exited 0 was

@@ -151,6 +151,9 @@ class LocalProcessBackend:
     def isolated(self, spec: ClusterSpec) -> set[int]:
         return load_faults(Path(spec.root)).isolated if spec.links() else set()
 
+    def slowed(self, spec: ClusterSpec) -> dict[int, int]:
+        return load_faults(Path(spec.root)).slow_ms if spec.links() else {}
+
     def state(self, broker: BrokerSpec) -> BrokerState:
         process = _process(broker)
         if process is None:

@@ -3,8 +3,11 @@
 Partition-level fields (leader, epoch, ISR, HW, LSO, open and aborted transactions) come
 from the leader's view, which is authoritative; each replica row comes from the broker
 hosting it, so a student sees each replica's own log end offset and high watermark side by
-side. A replica on a broker
-that does not answer is still listed, with null offsets.
+side. A replica on a broker that does not answer is still listed, with null offsets and
+its broker's state (``dead``, ``paused``, ...). Each broker row says how late its event
+loop runs (``loop_lag_ms``: a busy broker is not a dead one) and the delay ``slow`` put
+on it (``slow_ms``, null when not slowed); each partition lists its producers' state as
+its leader keeps it.
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ from kafkalite.cluster.spec import ClusterSpec
 
 
 def merge_status(
-    spec: ClusterSpec, states: dict[int, BrokerState], views: dict[int, dict[str, Any] | None]
+    spec: ClusterSpec,
+    states: dict[int, BrokerState],
+    views: dict[int, dict[str, Any] | None],
+    slow_ms: dict[int, int] | None = None,
 ) -> dict[str, Any]:
     brokers = [
         {
@@ -24,6 +30,8 @@ def merge_status(
             "address": b.address,
             "state": states[b.broker_id].value,
             "controller": bool((views.get(b.broker_id) or {}).get("controller", False)),
+            "loop_lag_ms": (views.get(b.broker_id) or {}).get("loop_lag_ms"),
+            "slow_ms": (slow_ms or {}).get(b.broker_id),
         }
         for b in spec.brokers
     ]
@@ -56,6 +64,7 @@ def merge_status(
                 "log_start_offset": reference["log_start_offset"],
                 "adding_replicas": reference.get("adding_replicas", []),
                 "removing_replicas": reference.get("removing_replicas", []),
+                "producers": leader_view.get("producers", []) if leader_view else [],
                 "replicas": [
                     _replica_row(r, by_broker.get(r), reference["isr"], states) for r in replica_ids
                 ],

@@ -242,7 +242,7 @@ class Cluster:
             with ThreadPoolExecutor(max_workers=len(asked)) as pool:
                 answers = pool.map(lambda b: self.introspect(b, timeout_s), asked)
                 views.update(zip(asked, answers, strict=True))
-        return merge_status(self.spec, states, views)
+        return merge_status(self.spec, states, views, self.backend.slowed(self.spec))
 
 
 def _log_tail(broker: BrokerSpec, lines: int = 5) -> str:

@@ -7,14 +7,18 @@ leader's controller listener. Client admin requests are forwarded as they came (
 
 Every call retries for a while when there is no leader (an election is under way) or the
 leader changed: a student who kills the controller sees a pause, not an error.
+
+Calls may be made from any of the broker's loops; each runs on the loop that owns the
+quorum and the controller (``ControlLoop``, the broker's control plane), so the channel's
+connections and the controller are only ever touched from there.
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import Any, Protocol, TypeVar
 
 from kio.schema.allocate_producer_ids.v0 import request as alloc_req
 from kio.schema.alter_partition.v2 import request as alter_req
@@ -63,6 +67,14 @@ class NotControllerReply(Exception):
     """The peer answered NOT_CONTROLLER: leadership moved; try again."""
 
 
+class ControlLoop(Protocol):
+    """The loop that owns the quorum and the controller."""
+
+    async def run(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run ``work`` there and await it from the caller's loop."""
+        ...
+
+
 class ControllerChannel:
     def __init__(
         self,
@@ -70,10 +82,16 @@ class ControllerChannel:
         quorum: RaftQuorum,
         service: ControllerService,
         voters: dict[int, VoterAddress],
+        control: ControlLoop,
+        applied_end_offset: Callable[[], int],
     ) -> None:
+        """``applied_end_offset`` is how far this broker's own metadata image has replayed
+        the log (``barrier`` waits for it)."""
         self.node_id = node_id
         self.quorum = quorum
         self.service = service
+        self._control = control
+        self._applied_end_offset = applied_end_offset
         self._peers = {
             v.node_id: PeerConnection(v.host, v.port, f"kafkalite-broker-{node_id}")
             for v in voters.values()
@@ -89,6 +107,16 @@ class ControllerChannel:
         local: Callable[[], Awaitable[T]],
         remote: Callable[[PeerConnection], Awaitable[T]] | None,
         timeout_s: float = CALL_TIMEOUT_S,
+    ) -> T:
+        """Run ``local`` if this broker is the active controller, else ``remote`` on the
+        leader's connection, retrying until ``timeout_s``; always on the control loop."""
+        return await self._control.run(self._call_leader(local, remote, timeout_s))
+
+    async def _call_leader(
+        self,
+        local: Callable[[], Awaitable[T]],
+        remote: Callable[[PeerConnection], Awaitable[T]] | None,
+        timeout_s: float,
     ) -> T:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
@@ -128,8 +156,6 @@ class ControllerChannel:
         """Wait until this broker has replayed everything the controller has committed, so
         a client that created a topic here sees it here. Best effort, bounded by
         ``timeout_s``."""
-        if self.quorum.is_active:
-            return
 
         async def remote(peer: PeerConnection) -> int:
             request = build(
@@ -160,7 +186,7 @@ class ControllerChannel:
             return  # no leader to compare with: the caller's change is committed anyway
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
-        while self.quorum.applied_end_offset < high_watermark and loop.time() < deadline:
+        while self._applied_end_offset() < high_watermark and loop.time() < deadline:
             await asyncio.sleep(0.005)
 
     # ---- broker lifecycle ----------------------------------------------------------------
@@ -310,13 +336,17 @@ class ControllerChannel:
         topics: Sequence[CreatableTopic],
         validate_only: bool = False,
         timeout_s: float = CALL_TIMEOUT_S,
+        propagation_timeout_s: float | None = None,
     ) -> list[CreatedTopic]:
+        """``propagation_timeout_s`` bounds how long the controller waits for every live
+        broker to replay the new topics (CreateTopics' own ``timeout``)."""
+
         async def remote(peer: PeerConnection) -> list[CreatedTopic]:
             request = build(
                 create_req.CreateTopicsRequest,
                 {
                     "topics": tuple(_creatable(t) for t in topics),
-                    "timeout": 10_000,
+                    "timeout": int(1000 * (propagation_timeout_s or 10)),
                     "validate_only": validate_only,
                 },
             )
@@ -333,12 +363,15 @@ class ControllerChannel:
             ]
             if any(r.result.error == ErrorCode.not_controller for r in results):
                 raise NotControllerReply
-            await self.barrier()
             return results
 
-        return await self._call(
-            lambda: self.service.create_topics(topics, validate_only), remote, timeout_s
+        created = await self._call(
+            lambda: self.service.create_topics(topics, validate_only, propagation_timeout_s),
+            remote,
+            timeout_s,
         )
+        await self.barrier()
+        return created
 
     async def alter_configs(
         self,
@@ -374,19 +407,31 @@ class ControllerChannel:
             r = response.responses[0]
             if r.error_code == ErrorCode.not_controller:
                 raise NotControllerReply
-            await self.barrier()
             return ApiResult(ErrorCode(r.error_code), r.error_message)
 
-        return await self._call(
+        result = await self._call(
             lambda: self.service.alter_configs(
                 resource_type, resource_name, changes, replace_all, validate_only
             ),
             remote,
         )
+        await self.barrier()
+        return result
 
     # ---- only ever run on the active controller (clients' requests are forwarded whole) --
-    async def delete_topics(self, names: Sequence[str]) -> list[tuple[str, ApiResult]]:
-        return await self._call(lambda: self.service.delete_topics(names), None)
+    async def _on_controller(self, operation: Callable[[], Awaitable[T]]) -> T:
+        """Run an operation of the active controller here; answer once this broker's own
+        image shows it (its handler may read the image next)."""
+        result = await self._call(operation, None)
+        await self.barrier()
+        return result
+
+    async def delete_topics(
+        self, names: Sequence[str], propagation_timeout_s: float | None = None
+    ) -> list[tuple[str, ApiResult]]:
+        return await self._on_controller(
+            lambda: self.service.delete_topics(names, propagation_timeout_s)
+        )
 
     async def create_partitions(
         self,
@@ -394,21 +439,32 @@ class ControllerChannel:
         count: int,
         validate_only: bool = False,
         assignments: Sequence[tuple[int, ...]] | None = None,
+        propagation_timeout_s: float | None = None,
     ) -> ApiResult:
-        return await self._call(
-            lambda: self.service.create_partitions(topic, count, validate_only, assignments),
-            None,
+        return await self._on_controller(
+            lambda: self.service.create_partitions(
+                topic, count, validate_only, assignments, propagation_timeout_s
+            )
         )
 
     async def alter_partition_reassignments(
-        self, wanted: Sequence[tuple[str, int, Sequence[int] | None]]
+        self,
+        wanted: Sequence[tuple[str, int, Sequence[int] | None]],
+        propagation_timeout_s: float | None = None,
     ) -> list[tuple[str, int, ApiResult]]:
-        return await self._call(lambda: self.service.alter_partition_reassignments(wanted), None)
+        return await self._on_controller(
+            lambda: self.service.alter_partition_reassignments(wanted, propagation_timeout_s)
+        )
 
     async def elect_leaders(
-        self, election_type: int, partitions: Sequence[tuple[str, int]] | None
+        self,
+        election_type: int,
+        partitions: Sequence[tuple[str, int]] | None,
+        propagation_timeout_s: float | None = None,
     ) -> list[tuple[str, int, ApiResult]]:
-        return await self._call(lambda: self.service.elect_leaders(election_type, partitions), None)
+        return await self._on_controller(
+            lambda: self.service.elect_leaders(election_type, partitions, propagation_timeout_s)
+        )
 
 
 def _check(error_code: Any) -> None:

@@ -29,6 +29,7 @@ from kafkalite.metadata.records import MetadataRecord, decode_batch, encode_batc
 from kafkalite.network.client import PeerConnection, PeerUnavailableError
 from kafkalite.raft import messages as m
 from kafkalite.raft import wire
+from kafkalite.raft.clock import ResponsiveClock
 from kafkalite.raft.config import RaftConfig
 from kafkalite.raft.file_log import FileRaftLog
 from kafkalite.raft.log import Entry
@@ -42,9 +43,12 @@ log = logging.getLogger(__name__)
 
 CommitListener = Callable[[int, MetadataRecord], None]
 SnapshotListener = Callable[[int, list[MetadataRecord]], None]
+AppliedListener = Callable[[int], None]
 ActivationListener = Callable[[bool], None]
 
 INBOUND_TIMEOUT_S = 5.0
+STALL_SETTLE_PASSES = 4
+"""Loop passes a message needs from the socket to the node (read, frame, handler)."""
 
 
 class NotControllerError(Exception):
@@ -78,8 +82,24 @@ def monotonic_ms() -> int:
     return time.monotonic_ns() // 1_000_000
 
 
+@dataclass(frozen=True, slots=True)
+class QuorumView:
+    """The quorum as the rest of the broker may read it from any thread: a value the
+    driver replaces whole after every step (never changed in place)."""
+
+    leader_id: int = -1
+    epoch: int = 0
+    high_watermark: int = 0
+    log_end_offset: int = 0
+    applied_end_offset: int = 0
+    is_active: bool = False
+    info: QuorumInfo | None = None
+    """DescribeQuorum's view (leader only), with wall-clock timestamps."""
+
+
 class RaftQuorum:
-    """This broker's voter in the metadata quorum. Owned by one event loop."""
+    """This broker's voter in the metadata quorum. Owned by one event loop; other threads
+    read ``view`` only."""
 
     def __init__(
         self,
@@ -98,6 +118,8 @@ class RaftQuorum:
         self._bytes_since_snapshot = 0
         self.cluster_id = cluster_id
         self.config = config
+        self.clock = ResponsiveClock(monotonic_ms)
+        """The node's time: this process's own stalls do not count (``raft.clock``)."""
         self._emit = emit
         self._log = FileRaftLog(directory / "__cluster_metadata-0")
         self.node = RaftNode(
@@ -116,6 +138,7 @@ class RaftQuorum:
         self._listeners: list[CommitListener] = []
         self._snapshot_listeners: list[SnapshotListener] = []
         self._activation_listeners: list[ActivationListener] = []
+        self._applied_listeners: list[AppliedListener] = []
         self._inbound: dict[tuple[int, int], asyncio.Future[m.Message]] = {}
         self._commit_waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._sends: set[asyncio.Task[None]] = set()
@@ -126,6 +149,7 @@ class RaftQuorum:
         self._fetched_in_epoch = -1
         self.applied_end_offset = 0
         """Everything below this offset has been handed to the listeners."""
+        self.view = QuorumView()
 
     # ---- what the broker reads --------------------------------------------------------
     @property
@@ -154,7 +178,7 @@ class RaftQuorum:
         info = self.node.describe_quorum()
         if info is None:
             return None
-        shift = time.time_ns() // 1_000_000 - monotonic_ms()
+        shift = time.time_ns() // 1_000_000 - self.clock.now()
         voters = tuple(
             replace(
                 v,
@@ -171,7 +195,7 @@ class RaftQuorum:
 
     def in_contact_with_majority(self) -> bool:
         """Whether a metadata change asked for now could commit (see ``RaftNode``)."""
-        return self.node.in_contact_with_majority(monotonic_ms())
+        return self.node.in_contact_with_majority(self.clock.now())
 
     def is_caught_up(self) -> bool:
         """Knows a leader, has heard from it this epoch, and applied what it learned."""
@@ -193,6 +217,11 @@ class RaftQuorum:
     def on_activation(self, listener: ActivationListener) -> None:
         self._activation_listeners.append(listener)
 
+    def on_applied(self, listener: AppliedListener) -> None:
+        """Called with the new ``applied_end_offset`` after the records below it were
+        handed out (control entries count too: they carry no records)."""
+        self._applied_listeners.append(listener)
+
     # ---- lifecycle ----------------------------------------------------------------------
     def start(self, spawn: Spawn) -> None:
         """Run the Raft driver, supervised: if applying a record fails, the broker stops
@@ -202,7 +231,7 @@ class RaftQuorum:
     async def stop(self) -> None:
         """Resign if leading (so another voter stands at once), then stop."""
         if self._task is not None:
-            self._dispatch(self.node.resign(monotonic_ms()))
+            self._dispatch(self.node.resign(self.clock.now()))
             await asyncio.sleep(0.05)  # let EndQuorumEpoch reach the others
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -219,12 +248,21 @@ class RaftQuorum:
         self._wake.set()
 
     async def _run(self) -> None:
+        stalls_seen = 0
         while True:
             self._wake.clear()
-            self._dispatch(self.node.poll(monotonic_ms()))
+            if self.clock.stalls != stalls_seen:
+                # back from a stall: let the messages that arrived meanwhile reach the
+                # node before its timers run, or it would take its peers for silent
+                stalls_seen = self.clock.stalls
+                for _ in range(STALL_SETTLE_PASSES):
+                    await asyncio.sleep(0)
+            now = self.clock.now()
+            self._dispatch(self.node.poll(now))
             self._after_step()
-            delay = max(0, self.node.next_deadline_ms() - monotonic_ms())
+            delay = max(0, self.node.next_deadline_ms() - now)
             if delay:
+                self.clock.expect(now + delay)
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(delay / 1000):
                         await self._wake.wait()
@@ -234,7 +272,7 @@ class RaftQuorum:
         """Append one operation's records; returns its offset once committed and applied."""
         if not self._active:
             raise NotControllerError(self.leader_id)
-        result = self.node.append(monotonic_ms(), [encode_batch(records)])
+        result = self.node.append(self.clock.now(), [encode_batch(records)])
         if isinstance(result, NotLeader):
             raise NotControllerError(result.leader_id)
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -262,7 +300,7 @@ class RaftQuorum:
     def _deliver(self, envelope: m.Envelope) -> None:
         if isinstance(envelope.message, m.FetchResponse) and envelope.message.error_code == 0:
             self._fetched_in_epoch = envelope.message.leader_epoch
-        self._dispatch(self.node.handle(monotonic_ms(), envelope))
+        self._dispatch(self.node.handle(self.clock.now(), envelope))
         self.wake()  # the driver applies what this committed (only it runs listeners)
 
     def _dispatch(self, envelopes: list[m.Envelope]) -> None:
@@ -294,15 +332,28 @@ class RaftQuorum:
 
     # ---- after every step: apply, activate, complete ----------------------------------
     def _after_step(self) -> None:
+        applied = self.applied_end_offset
         for item in self.node.take_committed():
             if isinstance(item, Snapshot):
                 self._apply_snapshot(item)
             else:
                 self._apply_entry(item)
+        if self.applied_end_offset != applied:
+            for applied_listener in self._applied_listeners:
+                applied_listener(self.applied_end_offset)
         self._track_leadership()
         if self._bytes_since_snapshot >= self._snapshot_every_bytes:
             self._take_snapshot()
         hw = self.node.high_watermark
+        self.view = QuorumView(
+            self.leader_id,
+            self.epoch,
+            hw,
+            self.log_end_offset,
+            self.applied_end_offset,
+            self._active,
+            self.describe(),
+        )
         waiting = []
         for offset, future in self._commit_waiters:
             if offset < min(hw, self.applied_end_offset):

@@ -9,6 +9,15 @@ Only the node whose quorum is active runs operations; anywhere else they raise
 ``NotControllerError`` and the caller (``ControllerChannel``) sends them to the leader.
 While active it also watches heartbeats, fences brokers that went silent, and moves
 leadership back to preferred replicas.
+
+An admin change (CreateTopics, DeleteTopics, CreatePartitions, configs, elections,
+reassignments) is answered once every live broker has replayed it, as its heartbeats
+report, so a student who creates a topic can use it on any broker in the next line;
+the wait is bounded by the request's timeout. Brokers heartbeat at once when their image
+advances, so the wait is a round trip, not a heartbeat interval.
+
+Runs on the broker's control plane (its own thread and loop): nothing here waits behind
+client requests.
 """
 
 from __future__ import annotations
@@ -37,7 +46,11 @@ from kafkalite.supervision import Spawn
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
-FENCE_CHECK_INTERVAL_S = 0.05
+STALL_TOLERANCE_MS = 100
+"""A fence check this late (or later) means the controller itself was stalled."""
+PROPAGATION_TIMEOUT_S = 5.0
+"""How long an admin change without a timeout of its own (configs; librdkafka's default
+``operation_timeout`` of 0) waits for every live broker to replay it."""
 
 
 class ControllerService:
@@ -54,6 +67,8 @@ class ControllerService:
         self.image = controller.image
         self.now_ms = now_ms
         self.heartbeats = BrokerHeartbeats(self._session_timeout_ms())
+        self._heard = asyncio.Event()
+        """Set (and replaced) on every heartbeat: what propagation waits on."""
         self._lock = asyncio.Lock()
         self._tasks: list[asyncio.Task[None]] = []
         quorum.on_activation(self._on_activation)
@@ -62,18 +77,52 @@ class ControllerService:
         return int(self.image.broker_config("broker.session.timeout.ms"))
 
     async def _run(self, operation: Callable[[], ControllerResult[T]]) -> T:
+        response, _ = await self._commit(operation)
+        return response
+
+    async def _commit(self, operation: Callable[[], ControllerResult[T]]) -> tuple[T, int]:
         """One operation at a time: decided against the image, its records appended and
-        applied before the next is decided. The lock is held until they are applied even
-        if the caller is cancelled meanwhile (its client went away): released earlier, the
-        next operation would be decided against an image without them - two CreateTopics
-        of one name would both succeed, with two topic ids."""
+        applied before the next is decided; returns its response and the offset of its
+        records (-1 if it wrote none). The lock is held until they are applied even if the
+        caller is cancelled meanwhile (its client went away): released earlier, the next
+        operation would be decided against an image without them - two CreateTopics of one
+        name would both succeed, with two topic ids."""
         async with self._lock:
             if not self.quorum.is_active:
                 raise NotControllerError(self.quorum.leader_id)
             result = operation()
+            offset = -1
             if result.records:
-                await _even_if_cancelled(asyncio.ensure_future(self.quorum.append(result.records)))
-            return result.response
+                offset = await _even_if_cancelled(
+                    asyncio.ensure_future(self.quorum.append(result.records))
+                )
+            return result.response, offset
+
+    async def _admin(
+        self, operation: Callable[[], ControllerResult[T]], timeout_s: float | None
+    ) -> T:
+        """An admin change: committed, then answered once every live broker replayed it
+        (or ``timeout_s`` passed; the change stands either way)."""
+        response, offset = await self._commit(operation)
+        if offset >= 0:
+            await self._propagated(offset, timeout_s or PROPAGATION_TIMEOUT_S)
+        return response
+
+    async def _propagated(self, offset: int, timeout_s: float) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while True:
+            live = [b.broker_id for b in self.image.live_brokers()]
+            behind = self.heartbeats.behind(live, offset)
+            remaining = deadline - loop.time()
+            if not behind:
+                return
+            if remaining <= 0 or not self.quorum.is_active:
+                log.info("offset %d not yet replayed by brokers %s; answering", offset, behind)
+                return
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(remaining):
+                    await self._heard.wait()
 
     # ---- activation ------------------------------------------------------------------
     def _on_activation(self, active: bool) -> None:
@@ -95,16 +144,24 @@ class ControllerService:
                 await task
 
     async def _fence_loop(self) -> None:
+        """Fence brokers whose session ran out. Wakes when the first session would run
+        out (not on a fixed tick); a wake-up that comes late means this controller was
+        stalled, and the stall counts against no broker."""
         while True:
-            await asyncio.sleep(FENCE_CHECK_INTERVAL_S)
             self.heartbeats.session_timeout_ms = self._session_timeout_ms()
+            now = self.now_ms()
             unfenced = [b.broker_id for b in self.image.live_brokers()]
-            for broker_id in self.heartbeats.expired(unfenced, self.now_ms()):
+            for broker_id in self.heartbeats.expired(unfenced, now, self.quorum.node_id):
                 try:
                     await self._run(partial(self.controller.fence_broker, broker_id))
                 except NotControllerError:
                     return
                 log.info("fenced broker %d: no heartbeat", broker_id)
+            wake_ms = max(self.heartbeats.next_expiry_ms(unfenced, now) + 1, now + 10)
+            await asyncio.sleep((wake_ms - now) / 1000)
+            late_ms = self.now_ms() - wake_ms - STALL_TOLERANCE_MS
+            if late_ms > 0:
+                self.heartbeats.forgive(late_ms, self.now_ms())
 
     async def _rebalance_loop(self) -> None:
         """``auto.leader.rebalance.enable``: the preferred replica leads when it can."""
@@ -139,7 +196,9 @@ class ControllerService:
         want_fence: bool,
         want_shut_down: bool,
     ) -> HeartbeatReply:
-        self.heartbeats.touch(broker_id, self.now_ms())
+        self.heartbeats.touch(broker_id, self.now_ms(), metadata_offset)
+        self._heard.set()
+        self._heard = asyncio.Event()
         return await self._run(
             lambda: self.controller.heartbeat(
                 broker_id, broker_epoch, metadata_offset, want_fence, want_shut_down
@@ -152,12 +211,19 @@ class ControllerService:
         )
 
     async def create_topics(
-        self, topics: Sequence[CreatableTopic], validate_only: bool = False
+        self,
+        topics: Sequence[CreatableTopic],
+        validate_only: bool = False,
+        timeout_s: float | None = None,
     ) -> list[CreatedTopic]:
-        return await self._run(lambda: self.controller.create_topics(topics, validate_only))
+        return await self._admin(
+            lambda: self.controller.create_topics(topics, validate_only), timeout_s
+        )
 
-    async def delete_topics(self, names: Sequence[str]) -> list[tuple[str, ApiResult]]:
-        return await self._run(lambda: self.controller.delete_topics(names))
+    async def delete_topics(
+        self, names: Sequence[str], timeout_s: float | None = None
+    ) -> list[tuple[str, ApiResult]]:
+        return await self._admin(lambda: self.controller.delete_topics(names), timeout_s)
 
     async def create_partitions(
         self,
@@ -165,9 +231,11 @@ class ControllerService:
         count: int,
         validate_only: bool = False,
         assignments: Sequence[tuple[int, ...]] | None = None,
+        timeout_s: float | None = None,
     ) -> ApiResult:
-        return await self._run(
-            lambda: self.controller.create_partitions(topic, count, validate_only, assignments)
+        return await self._admin(
+            lambda: self.controller.create_partitions(topic, count, validate_only, assignments),
+            timeout_s,
         )
 
     async def alter_configs(
@@ -178,10 +246,11 @@ class ControllerService:
         replace_all: bool,
         validate_only: bool = False,
     ) -> ApiResult:
-        return await self._run(
+        return await self._admin(
             lambda: self.controller.alter_configs(
                 resource_type, resource_name, changes, replace_all, validate_only
-            )
+            ),
+            None,
         )
 
     async def alter_partition(
@@ -201,14 +270,23 @@ class ControllerService:
         )
 
     async def alter_partition_reassignments(
-        self, wanted: Sequence[tuple[str, int, Sequence[int] | None]]
+        self,
+        wanted: Sequence[tuple[str, int, Sequence[int] | None]],
+        timeout_s: float | None = None,
     ) -> list[tuple[str, int, ApiResult]]:
-        return await self._run(lambda: self.controller.alter_partition_reassignments(wanted))
+        return await self._admin(
+            lambda: self.controller.alter_partition_reassignments(wanted), timeout_s
+        )
 
     async def elect_leaders(
-        self, election_type: int, partitions: Sequence[tuple[str, int]] | None
+        self,
+        election_type: int,
+        partitions: Sequence[tuple[str, int]] | None,
+        timeout_s: float | None = None,
     ) -> list[tuple[str, int, ApiResult]]:
-        return await self._run(lambda: self.controller.elect_leaders(election_type, partitions))
+        return await self._admin(
+            lambda: self.controller.elect_leaders(election_type, partitions), timeout_s
+        )
 
 
 async def _even_if_cancelled(task: asyncio.Future[T]) -> T:

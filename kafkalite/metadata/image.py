@@ -211,6 +211,16 @@ class MetadataImage:
     def live_brokers(self) -> list[BrokerRegistration]:
         return sorted((b for b in self.brokers.values() if not b.fenced), key=lambda b: b.broker_id)
 
+    def brokers_for_clients(self, serving: int) -> list[BrokerRegistration]:
+        """The brokers Metadata and DescribeCluster list: the live ones and ``serving``,
+        the broker answering. It serves, so a client may use it even while it is fenced;
+        without it, a client of a cluster whose other brokers are all fenced would be
+        told there are none and give up."""
+        return sorted(
+            (b for b in self.brokers.values() if not b.fenced or b.broker_id == serving),
+            key=lambda b: b.broker_id,
+        )
+
     def broker_config(self, name: str, broker_id: int | None = None) -> str:
         """Dynamic per-broker value, then cluster-wide dynamic value, then the default."""
         if broker_id is not None:

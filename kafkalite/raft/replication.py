@@ -107,7 +107,11 @@ class ReplicationMixin(NodeBase):
             self._respond(src, cid, self._fetch_response(error))
             return
         s.begin_sent_ms.pop(src, None)
-        s.parked.pop(src, None)
+        superseded = s.parked.pop(src, None)
+        if superseded is not None:
+            # the voter stopped waiting and asked again: answer the old Fetch too (it
+            # ignores the answer), so that nothing on the way waits for it in vain
+            self._respond(src, superseded.correlation_id, self._fetch_response(m.NONE))
         check = self.log.validate_offset_and_epoch(req.fetch_offset, req.last_fetched_epoch)
         if check.kind is ValidationKind.SNAPSHOT:
             s.update_replica(src, s.replicas[src].log_end_offset, now_ms, self.log.end_offset)

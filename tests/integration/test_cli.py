@@ -26,9 +26,10 @@ def test_cli_lifecycle_and_errors(tmp_path: Path) -> None:
         producer.send("cli", b"x").get(timeout=20)
         producer.close()
         status = json.loads(kafkalite("status", "--dir", root, "--json").stdout)
-        assert status["brokers"] == [
-            {"id": 1, "address": bootstrap, "state": "running", "controller": True}
-        ]
+        (broker,) = status["brokers"]
+        assert (broker["id"], broker["address"], broker["state"]) == (1, bootstrap, "running")
+        assert broker["controller"] is True and broker["slow_ms"] is None
+        assert broker["loop_lag_ms"] >= 0
         part = next(p for p in status["partitions"] if p["topic"] == "cli")
         assert part["high_watermark"] == 1 and part["replicas"][0]["log_end_offset"] == 1
 

@@ -6,10 +6,14 @@ Both are context managers that stop everything they started, even when the test 
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
+import queue
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
+from typing import Any
 
 from confluent_kafka import KafkaException, Producer
 
@@ -65,3 +69,63 @@ class ProducerLoad:
         self._stop.set()
         self._thread.join(10)
         self._producer.flush(10)
+
+
+def client_process(bootstrap: str, topics: list[str], seconds: float, results: Any) -> None:
+    """One student's worth of traffic, in its own process (run with the ``spawn`` start
+    method): a kafka-python producer over every topic and, every 50 records, a Metadata
+    request (librdkafka's ``list_topics``) whose broker list is recorded. Puts a summary
+    dict on ``results``."""
+    from confluent_kafka.admin import AdminClient  # noqa: PLC0415  (a spawned process)
+    from kafka import KafkaProducer  # noqa: PLC0415
+    from kafka.errors import KafkaError  # noqa: PLC0415
+
+    deadline = time.monotonic() + seconds
+    summary = {"sent": 0, "metadata": 0, "empty_metadata": 0, "errors": 0}
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=5)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    try:
+        while time.monotonic() < deadline:
+            for topic in topics:
+                producer.send(topic, b"x" * 200)
+                summary["sent"] += 1
+                if summary["sent"] % 50:
+                    continue
+                try:
+                    brokers = admin.list_topics(timeout=10).brokers
+                except KafkaException:
+                    summary["errors"] += 1
+                    continue
+                summary["metadata"] += 1
+                summary["empty_metadata"] += not brokers
+                if time.monotonic() >= deadline:
+                    break
+    except KafkaError:
+        summary["errors"] += 1
+    finally:
+        producer.close(timeout=10)
+        results.put(summary)
+
+
+def client_load(bootstrap: str, topics: list[str], seconds: float, processes: int) -> list[dict]:
+    """``processes`` client processes for ``seconds``; their summaries."""
+    context = multiprocessing.get_context("spawn")
+    results = context.Queue()
+    workers = [
+        context.Process(target=client_process, args=(bootstrap, topics, seconds, results))
+        for _ in range(processes)
+    ]
+    for worker in workers:
+        worker.start()
+    deadline = time.monotonic() + seconds + 120
+    summaries: list[dict] = []
+    for _ in workers:
+        try:
+            summaries.append(results.get(timeout=max(1.0, deadline - time.monotonic())))
+        except queue.Empty:
+            summaries.append({"hung": True})  # never finished: the test says so
+    for worker in workers:
+        worker.join(10)
+        if worker.is_alive():
+            worker.kill()
+    return summaries

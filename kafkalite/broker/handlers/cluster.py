@@ -22,7 +22,7 @@ async def describe_cluster(ctx: RequestContext, request: Any) -> Any:
         controller_id=broker.controller_id,
         brokers=tuple(
             s.DescribeClusterBroker(broker_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
-            for b in broker.image.live_brokers()
+            for b in broker.image.brokers_for_clients(broker.broker_id)
         ),
         cluster_authorized_operations=-2147483648,
     )

@@ -91,7 +91,7 @@ async def allocate_producer_ids(ctx: RequestContext, request: Any) -> Any:
 @controller_handles(56, 2, 2)
 async def alter_partition(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
-    image = ctx.broker.image
+    image = ctx.broker.controller.service.image  # on the control plane: the controller's
     topics = []
     top_error = ErrorCode.none
     for t in request.topics:

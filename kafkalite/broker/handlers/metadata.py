@@ -113,7 +113,7 @@ async def metadata(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     brokers = tuple(
         s.MetadataResponseBroker(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
-        for b in image.live_brokers()
+        for b in image.brokers_for_clients(ctx.broker.broker_id)
     )
     return s.MetadataResponse(
         error_code=ErrorCode.none,

@@ -42,8 +42,7 @@ for _api_key, _version in ((52, 2), (53, 0), (54, 0), (1, 15), (59, 0)):
 
 async def describe_quorum(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
-    quorum = ctx.broker.quorum
-    info = quorum.describe()
+    info = ctx.broker.quorum.view.info
     asked = [(t.topic_name, [int(p.partition_index) for p in t.partitions]) for t in request.topics]
     if info is None:
         return s.DescribeQuorumResponse(

@@ -8,6 +8,10 @@ advertise an API it does not handle, nor handle one it does not advertise.
 
 A handler marked ``forward`` changes metadata: on a broker that is not the active
 controller, the server sends the request as is to the controller (Kafka's forwarding).
+
+The controller listener runs on the broker's control plane (``broker.control_plane``, a
+thread of its own): its handlers may touch only the quorum and the controller. Forwarded
+client handlers are run on the main loop for it, as they read the broker's image.
 """
 
 from __future__ import annotations

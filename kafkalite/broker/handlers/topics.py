@@ -11,7 +11,14 @@ from typing import Any
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
 from kafkalite.controller.quorum_controller import CreatableTopic
+from kafkalite.protocol.codec import millis
 from kafkalite.protocol.errors import ErrorCode
+
+
+def _seconds(timeout: Any) -> float | None:
+    """A request's ``timeout`` (how long the controller may wait for every live broker
+    to apply the change); None for 0, librdkafka's default, meaning the default bound."""
+    return millis(timeout) / 1000 or None
 
 
 def _creatable(topic: Any) -> CreatableTopic:
@@ -29,7 +36,9 @@ def _creatable(topic: Any) -> CreatableTopic:
 @handles(19, 2, 5, forward=True)
 async def create_topics(ctx: RequestContext, request: Any) -> Any:
     created = await ctx.broker.controller.create_topics(
-        [_creatable(t) for t in request.topics], bool(request.validate_only)
+        [_creatable(t) for t in request.topics],
+        bool(request.validate_only),
+        propagation_timeout_s=_seconds(request.timeout),
     )
     s = ctx.schema
     image = ctx.broker.image
@@ -61,7 +70,9 @@ async def create_topics(ctx: RequestContext, request: Any) -> Any:
 
 @handles(20, 1, 4, forward=True)
 async def delete_topics(ctx: RequestContext, request: Any) -> Any:
-    deleted = await ctx.broker.controller.delete_topics(list(request.topic_names))
+    deleted = await ctx.broker.controller.delete_topics(
+        list(request.topic_names), _seconds(request.timeout)
+    )
     s = ctx.schema
     return s.DeleteTopicsResponse(
         throttle_time=0,
@@ -83,7 +94,11 @@ async def create_partitions(ctx: RequestContext, request: Any) -> Any:
             else [tuple(int(b) for b in a.broker_ids) for a in topic.assignments]
         )
         result = await ctx.broker.controller.create_partitions(
-            topic.name, int(topic.count), bool(request.validate_only), assignments
+            topic.name,
+            int(topic.count),
+            bool(request.validate_only),
+            assignments,
+            _seconds(request.timeout),
         )
         results.append(
             s.CreatePartitionsTopicResult(
@@ -103,7 +118,9 @@ async def elect_leaders(ctx: RequestContext, request: Any) -> Any:
         if request.topic_partitions is None
         else [(t.topic, int(p)) for t in request.topic_partitions for p in t.partitions]
     )
-    results = await ctx.broker.controller.elect_leaders(election_type, wanted)
+    results = await ctx.broker.controller.elect_leaders(
+        election_type, wanted, _seconds(request.timeout)
+    )
     by_topic: dict[str, list[Any]] = {}
     for topic, index, result in results:
         if wanted is None and result.error != ErrorCode.none:

@@ -80,6 +80,20 @@ def test_status_merges_leader_view_with_each_replica(tmp_path: Path) -> None:
     assert offsets == [(10, 8), (8, 7), (None, None)]
 
 
+def test_status_shows_loop_lag_slow_faults_and_the_leaders_producers(tmp_path: Path) -> None:
+    spec = ClusterSpec.build(tmp_path, 3, 19092, {})
+    states = {1: BrokerState.RUNNING, 2: BrokerState.RUNNING, 3: BrokerState.DEAD}
+    producer = {"producer_id": 7, "producer_epoch": 0, "last_sequence": 4}
+    leader = {**view(1, 1, 10, 8), "loop_lag_ms": 1200}
+    leader["partitions"][0]["producers"] = [producer]
+    follower = {**view(2, 1, 8, 7), "loop_lag_ms": 3}
+    follower["partitions"][0]["producers"] = [{**producer, "last_sequence": 2}]
+    status = merge_status(spec, states, {1: leader, 2: follower, 3: None}, {2: 500})
+    brokers = [(b["id"], b["loop_lag_ms"], b["slow_ms"]) for b in status["brokers"]]
+    assert brokers == [(1, 1200, None), (2, 3, 500), (3, None, None)]
+    assert status["partitions"][0]["producers"] == [producer]  # the leader's, not a follower's
+
+
 def test_brokers_reach_their_peers_only_through_link_proxies(tmp_path: Path) -> None:
     spec = ClusterSpec.build(tmp_path, 3, 19092, {})
     links = spec.links()

@@ -94,6 +94,46 @@ def test_silent_brokers_expire_and_a_new_controller_gives_a_full_session() -> No
     assert beats.expired([1, 2, 3], now_ms=2_500) == []
 
 
+def test_the_controller_never_fences_its_own_broker() -> None:
+    """A lone broker is its own controller: if the controller runs, its broker does."""
+    beats = BrokerHeartbeats(session_timeout_ms=800)
+    beats.reset([1, 2], now_ms=0)
+    assert beats.expired([1, 2], now_ms=5_000, own_id=1) == [2]
+
+
+def test_a_stalled_controller_counts_its_stall_against_no_broker() -> None:
+    """The controller's loop ran 2 s late: heartbeats sent meanwhile were never read."""
+    beats = BrokerHeartbeats(session_timeout_ms=800)
+    beats.reset([1, 2], now_ms=0)
+    beats.touch(2, 300)
+    beats.forgive(2_000, now_ms=2_500)
+    assert beats.expired([1, 2], now_ms=2_500) == []
+    assert beats.expired([1, 2], now_ms=3_050) == [1]  # 1 was silent before the stall too
+    assert beats.expired([1, 2], now_ms=3_200) == [1, 2]
+    beats.forgive(10_000, now_ms=3_100)  # never beyond now: silence after it still counts
+    assert beats.expired([1, 2], now_ms=3_901) == [1, 2]
+
+
+def test_the_fence_check_wakes_when_the_first_session_runs_out() -> None:
+    beats = BrokerHeartbeats(session_timeout_ms=800)
+    beats.reset([1, 2], now_ms=0)
+    beats.touch(1, 400)
+    assert beats.next_expiry_ms([1, 2], now_ms=500) == 800
+    assert beats.next_expiry_ms([1], now_ms=500) == 1_200
+    assert beats.next_expiry_ms([], now_ms=500) == 1_300
+
+
+def test_heartbeats_tell_which_live_brokers_have_not_replayed_an_offset() -> None:
+    beats = BrokerHeartbeats(session_timeout_ms=800)
+    beats.reset([1, 2, 3], now_ms=0)
+    beats.touch(1, 10, replayed_offset=42)
+    beats.touch(2, 10, replayed_offset=40)
+    assert beats.behind([1, 2, 3], 41) == [2, 3]
+    assert beats.behind([1, 2], 40) == []
+    beats.reset([1, 2, 3], now_ms=20)  # a new controller has heard nothing yet
+    assert beats.behind([1], 0) == [1]
+
+
 # ---- the controller's operations ---------------------------------------------------------
 
 

@@ -93,6 +93,24 @@ def test_a_fetch_from_an_old_epoch_is_fenced() -> None:
     assert response.error_code == 74 and response.leader_id == 1 and response.leader_epoch == 1
 
 
+def test_a_parked_fetch_asked_again_is_answered_not_dropped() -> None:
+    """A follower whose Fetch waited too long (a busy leader) sends another; the parked
+    one must still get an answer, or whatever carries it waits for nothing."""
+    nodes = {n: make_node(n, seed=n) for n in (1, 2, 3)}
+    elect(nodes, 1)
+    settle(nodes, 10_001, 50)
+    end = nodes[1].log.end_offset
+
+    def answered(out: list[Envelope]) -> set[int]:
+        return {e.correlation_id for e in out if e.correlation_id in (41, 42)}
+
+    first = FetchRequest(2, 1, end, nodes[1].epoch, max_wait_ms=100)
+    assert answered(nodes[1].handle(10_100, Envelope(2, 1, 41, first))) == set()  # parked
+    again = FetchRequest(2, 1, end, nodes[1].epoch, max_wait_ms=100)
+    assert answered(nodes[1].handle(10_150, Envelope(2, 1, 42, again))) == {41}
+    assert answered(nodes[1].poll(10_250)) == {42}
+
+
 def _fetch(replica: int, epoch: int, offset: int = 0, last_epoch: int = 0) -> Envelope:
     return Envelope(replica, 1, 99, FetchRequest(replica, epoch, offset, last_epoch))
 

@@ -1,0 +1,125 @@
+"""This broker's registration and session with the active controller (Kafka's
+``BrokerLifecycleManager``).
+
+Heartbeats run on the control plane (``control_plane``), so client work never delays
+them: a broker that is merely busy keeps its session. One goes out every
+``broker.heartbeat.interval.ms`` whether or not the previous one was answered (the
+controller counts a heartbeat when it arrives, so a slow answer must not hold up the next
+one), and one goes out at once whenever this broker's metadata image has replayed
+something new: each carries the offset replayed, and the controller answers an admin
+change once every live broker has reported it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from typing import TYPE_CHECKING
+
+from kafkalite.controller.channel import ControllerRequestError
+from kafkalite.controller.raft_quorum import NotControllerError
+from kafkalite.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kafkalite.broker.broker import Broker
+
+log = logging.getLogger(__name__)
+
+MAX_HEARTBEATS_IN_FLIGHT = 3
+
+
+class BrokerLifecycle:
+    """Registration (any loop) and the heartbeat loop (control loop only)."""
+
+    def __init__(self, broker: Broker) -> None:
+        self._broker = broker
+        self._loop: asyncio.Task[None] | None = None
+        self._due: asyncio.Event | None = None
+        self._in_flight: set[asyncio.Task[None]] = set()
+        self._registering: asyncio.Lock | None = None
+
+    async def register(self) -> None:
+        broker = self._broker
+        host, port = broker.advertised
+        broker.broker_epoch = await broker.controller.register_broker(
+            broker.broker_id, host, port, broker.config.rack, str(uuid.uuid4())
+        )
+
+    def start(self) -> None:
+        self._broker.control_plane.loop.call_soon_threadsafe(self._start_loop)
+
+    def _start_loop(self) -> None:
+        self._loop = self._broker.supervisor.spawn(self._heartbeat_loop(), "heartbeat")
+
+    async def stop(self) -> None:
+        """Stop heartbeating (before the controlled shutdown asks to be fenced)."""
+        await self._broker.control_plane.run(self._stop_loop())
+
+    async def _stop_loop(self) -> None:
+        if self._loop is not None:
+            self._loop.cancel()
+            await asyncio.gather(self._loop, return_exceptions=True)
+
+    def metadata_replayed(self) -> None:
+        """The image replayed new records (called on the main loop): heartbeat now."""
+        self._broker.control_plane.loop.call_soon_threadsafe(self._wake)
+
+    def _wake(self) -> None:
+        if self._due is not None:
+            self._due.set()
+
+    def _interval_s(self) -> float:
+        image = self._broker.controller.service.image
+        return int(image.broker_config("broker.heartbeat.interval.ms")) / 1000
+
+    async def _heartbeat_loop(self) -> None:
+        self._due = asyncio.Event()
+        self._registering = asyncio.Lock()
+        try:
+            while True:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self._interval_s()):
+                        await self._due.wait()
+                self._due.clear()
+                if len(self._in_flight) < MAX_HEARTBEATS_IN_FLIGHT:
+                    task = asyncio.create_task(self._heartbeat())
+                    self._in_flight.add(task)
+                    task.add_done_callback(self._in_flight.discard)
+        finally:
+            for task in self._in_flight:
+                task.cancel()
+
+    async def _heartbeat(self) -> None:
+        broker = self._broker
+        interval = self._interval_s()
+        sent_epoch = broker.broker_epoch
+        try:
+            reply = await broker.controller.heartbeat(
+                broker.broker_id,
+                sent_epoch,
+                broker.applied_end_offset - 1,
+                timeout_s=max(3 * interval, 0.5),
+            )
+        except (NotControllerError, ControllerRequestError):
+            return
+        if reply.error == ErrorCode.stale_broker_epoch:
+            assert self._registering is not None
+            async with self._registering:
+                if broker.broker_epoch == sent_epoch:  # not re-registered meanwhile
+                    log.info("the controller does not know epoch %d: registering", sent_epoch)
+                    await self.register()
+
+    async def shut_down(self) -> None:
+        """Controlled shutdown: ask the controller to move this broker's leaderships and
+        ISR places to others (``want_shut_down``) and wait for it to be committed."""
+        broker = self._broker
+        with contextlib.suppress(NotControllerError, ControllerRequestError):
+            await broker.controller.heartbeat(
+                broker.broker_id,
+                broker.broker_epoch,
+                broker.applied_end_offset - 1,
+                want_shut_down=True,
+                timeout_s=1.5,
+            )

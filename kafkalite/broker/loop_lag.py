@@ -1,0 +1,69 @@
+"""How late an event loop runs: ``loop_lag_ms`` in ``/state``.
+
+A task asks to wake every ``interval``; how much later than asked it really wakes is the
+loop's lag: the time that callbacks ahead of it (client requests) or other processes (a
+shared CPU) kept it waiting. A broker with a large lag is busy, not dead: ``status`` shows
+it, and the controller does not fence it (heartbeats run on the control plane).
+
+``LagWindow`` keeps the worst lag of the last few seconds (pure); ``LoopLagMonitor`` feeds
+it. What other threads read is one published number, replaced whole.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+
+WINDOW_MS = 5_000
+INTERVAL_S = 0.25
+
+
+class LagWindow:
+    """The worst lag seen in the last ``window_ms``."""
+
+    def __init__(self, window_ms: int = WINDOW_MS) -> None:
+        self.window_ms = window_ms
+        self._samples: deque[tuple[int, int]] = deque()  # (time_ms, lag_ms), worst-first kept
+
+    def record(self, now_ms: int, lag_ms: int) -> None:
+        # keep a decreasing sequence of lags: a sample older and smaller than a newer one
+        # can never again be the worst
+        while self._samples and self._samples[-1][1] <= lag_ms:
+            self._samples.pop()
+        self._samples.append((now_ms, lag_ms))
+        self._expire(now_ms)
+
+    def worst(self, now_ms: int) -> int:
+        self._expire(now_ms)
+        return self._samples[0][1] if self._samples else 0
+
+    def _expire(self, now_ms: int) -> None:
+        while self._samples and self._samples[0][0] < now_ms - self.window_ms:
+            self._samples.popleft()
+
+
+class LoopLagMonitor:
+    """Measures the lag of the loop it runs on; ``lag_ms()`` may be read from any thread."""
+
+    def __init__(self, interval_s: float = INTERVAL_S) -> None:
+        self.interval_s = interval_s
+        self._window = LagWindow()
+        self._published = 0
+        self._last_tick = time.monotonic()
+
+    def lag_ms(self) -> int:
+        """The worst lag of the last seconds, or the current stall if that is worse (a
+        loop stuck right now has not been able to record it)."""
+        stalled = (time.monotonic() - self._last_tick - self.interval_s) * 1000
+        return max(self._published, int(stalled))
+
+    async def run(self) -> None:
+        while True:
+            asked = time.monotonic() + self.interval_s
+            await asyncio.sleep(self.interval_s)
+            now = time.monotonic()
+            self._last_tick = now
+            now_ms = int(now * 1000)
+            self._window.record(now_ms, max(0, int((now - asked) * 1000)))
+            self._published = self._window.worst(now_ms)
