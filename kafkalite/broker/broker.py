@@ -435,8 +435,10 @@ class Broker:
         await _bounded("transaction coordinator", self.txn_coordinator.stop(), 0.5)
         await _bounded("transaction markers", self.txn_markers.close(), 0.5)
         await _bounded("ISR manager", self.isr_manager.stop(), 0.5)
-        await _bounded("replica fetchers", self.fetchers.stop(), 0.5)
-        self.replica_manager.close()
+        if await _bounded("replica fetchers", self.fetchers.stop(), 1.0):
+            self.replica_manager.close()
+        else:  # a fetcher may still write: leave the logs to start-up recovery
+            log.warning("shutdown: logs left open for recovery at the next start")
         await _bounded("control plane", self.control_plane.run(self._stop_control_plane()), 2.5)
         await self.control_plane.stop()
 
@@ -457,8 +459,9 @@ class Broker:
         await _bounded("controller listener", self.controller_server.stop(), 0.5)
 
 
-async def _bounded(step: str, work: Awaitable[None], timeout_s: float) -> None:
+async def _bounded(step: str, work: Awaitable[None], timeout_s: float) -> bool:
     """Run one shutdown step for at most ``timeout_s``; past that, cancel it and go on.
+    Returns whether it finished.
 
     ``asyncio.wait`` (not ``asyncio.timeout``) bounds the wait even for a step that does
     not end promptly once cancelled."""
@@ -467,8 +470,10 @@ async def _bounded(step: str, work: Awaitable[None], timeout_s: float) -> None:
     if not done:
         task.cancel()
         log.warning("shutdown: %s did not finish within %.1f s; going on", step, timeout_s)
-    elif not task.cancelled() and task.exception() is not None:
+        return False
+    if not task.cancelled() and task.exception() is not None:
         log.warning("shutdown: %s failed: %r", step, task.exception())
+    return True
 
 
 def _reload(image: MetadataImage, offset: int, records: list[MetadataRecord]) -> None:

@@ -19,20 +19,24 @@ import contextlib
 import logging
 import struct
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.api_versions import unsupported_version_reply
-from kafkalite.broker.handlers.registry import HandlerTable
+from kafkalite.broker.handlers.registry import Handler, HandlerTable
 from kafkalite.controller.channel import ServeLocallyError
 from kafkalite.protocol.codec import (
     API_VERSIONS_KEY,
     MalformedRequestError,
+    Request,
     UnsupportedApiError,
     decode_request,
     encode_response,
     peek_api,
+    response_class,
 )
+from kafkalite.protocol.error_response import error_response
+from kafkalite.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
     from kafkalite.broker.broker import Broker
@@ -103,7 +107,11 @@ class KafkaServer:
         except ConnectionClosed as exc:
             log.info("closing connection from %s: %s", peer, exc)
         except (ConnectionError, asyncio.IncompleteReadError):
-            pass
+            pass  # the client hung up
+        except asyncio.CancelledError:
+            pass  # the listener stops: this connection's task ends quietly, as it began
+        except Exception:
+            log.exception("closing connection from %s after an internal error", peer)
         finally:
             self._connections.discard(task)
             self._writers.discard(writer)
@@ -134,6 +142,7 @@ class KafkaServer:
         responses: asyncio.Queue[asyncio.Task[bytes | None]] = asyncio.Queue(MAX_IN_FLIGHT)
         in_flight: set[asyncio.Task[bytes | None]] = set()
         sender = asyncio.create_task(self._send_in_order(responses, writer))
+        reading: asyncio.Future[bytes] | None = None
         try:
             while True:
                 # A request that ends the connection fails the sender; notice it at once
@@ -152,9 +161,14 @@ class KafkaServer:
                 await responses.put(handling)
             await sender  # re-raises why it stopped
         finally:
-            sender.cancel()
-            for handling in in_flight:
-                handling.cancel()
+            # whatever is left ends with the connection; its errors (the client hung up
+            # mid-response) are not news, and must not surface as "never retrieved"
+            unsent = [responses.get_nowait() for _ in range(responses.qsize())]
+            left: list[asyncio.Future[Any] | None] = [sender, reading, *in_flight, *unsent]
+            for leftover in left:
+                if leftover is not None:
+                    leftover.cancel()
+                    leftover.add_done_callback(_settled)
 
     @staticmethod
     async def _send_in_order(
@@ -173,25 +187,18 @@ class KafkaServer:
             log.info("closing connection from %s: %s", peer, exc)
             writer.close()
             return
+        except Exception:
+            log.exception("closing connection from %s after an internal error", peer)
+            writer.close()
+            return
         if response is not None and not writer.is_closing():
             writer.write(response)
 
     async def _handle(self, frame: bytes, peer: str) -> bytes | None:
-        try:
-            request = decode_request(frame)
-        except UnsupportedApiError as exc:
-            if exc.api_key == API_VERSIONS_KEY and exc.correlation_id is not None:
-                return unsupported_version_reply(exc.correlation_id)
-            raise ConnectionClosed(str(exc)) from exc
-        except MalformedRequestError as exc:
-            raise ConnectionClosed(str(exc)) from exc
-        handler = self.handlers.get(request.api_key)
-        if handler is None or not handler.supports(request.api_version):
-            if request.api_key == API_VERSIONS_KEY:
-                return unsupported_version_reply(request.correlation_id)
-            raise ConnectionClosed(
-                f"api_key={request.api_key} v{request.api_version} is not supported"
-            )
+        decoded = self._decode(frame)
+        if isinstance(decoded, bytes):
+            return decoded
+        request, handler = decoded
         if handler.forward and not self.concurrent and not self.broker.quorum.view.is_active:
             try:
                 forwarded = await self.broker.controller.forward(frame)
@@ -208,18 +215,74 @@ class KafkaServer:
             work = self.broker.control_plane.run_on_main(_awaited(work))
         try:
             body = await work
+        except ConnectionClosed:
+            raise
         except Exception as exc:
-            log.exception("handler for api_key=%d failed", request.api_key)
-            raise ConnectionClosed(f"internal error: {exc!r}") from exc
+            body = self._failed(request, peer, exc)
         if body is None:
             return None
         return encode_response(request.api_key, request.api_version, request.correlation_id, body)
+
+    def _decode(self, frame: bytes) -> tuple[Request, Handler] | bytes:
+        """The request and its handler, or the whole answer when there is none to run
+        (ApiVersions in a version we do not speak); anything else unreadable closes."""
+        try:
+            request = decode_request(frame)
+        except UnsupportedApiError as exc:
+            if exc.api_key == API_VERSIONS_KEY and exc.correlation_id is not None:
+                return unsupported_version_reply(exc.correlation_id)
+            raise ConnectionClosed(str(exc)) from exc
+        except MalformedRequestError as exc:
+            raise ConnectionClosed(str(exc)) from exc
+        handler = self.handlers.get(request.api_key)
+        if handler is None or not handler.supports(request.api_version):
+            if request.api_key == API_VERSIONS_KEY:
+                return unsupported_version_reply(request.correlation_id)
+            raise ConnectionClosed(
+                f"api_key={request.api_key} v{request.api_version} is not supported"
+            )
+        return request, handler
+
+    @staticmethod
+    def _failed(request: Request, peer: str, exc: Exception) -> Any:
+        """A handler raised: answer UNKNOWN_SERVER_ERROR for this request, as Kafka does,
+        and log it once with the request. An acks=0 Produce expects no answer: its
+        connection is closed instead, which is how Kafka tells such a producer."""
+        name = type(request.body).__name__
+        log.error(
+            "%s v%d (correlation id %d) from %s, client %r, failed; answering "
+            "UNKNOWN_SERVER_ERROR. The request: %s",
+            name,
+            request.api_version,
+            request.correlation_id,
+            peer,
+            request.client_id,
+            _abridged(request.body),
+            exc_info=exc,
+        )
+        if request.api_key == PRODUCE_KEY and getattr(request.body, "acks", 1) == 0:
+            raise ConnectionClosed(f"{name} with acks=0 failed: {exc!r}") from exc
+        response_cls = response_class(request.api_key, request.api_version)
+        message = f"{type(exc).__name__}: {exc}"
+        return error_response(response_cls, request.body, ErrorCode.unknown_server_error, message)
 
     @staticmethod
     async def _close(writer: asyncio.StreamWriter) -> None:
         writer.close()
         with contextlib.suppress(Exception):
             await writer.wait_closed()
+
+
+def _settled(task: asyncio.Future[Any]) -> None:
+    """Mark a left-over task's outcome as seen (it ended with its connection)."""
+    if not task.cancelled():
+        task.exception()
+
+
+def _abridged(body: Any, limit: int = 2000) -> str:
+    """The request as text, cut short (a Produce carries up to megabytes of records)."""
+    text = repr(body)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 async def _awaited(work: Awaitable[T]) -> T:

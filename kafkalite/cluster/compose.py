@@ -137,7 +137,7 @@ def _run_links() -> None:
     root.mkdir(parents=True, exist_ok=True)
     save_links(root, spec.links())
     save_faults(root, FaultState())  # a restarted network starts healed
-    _exec(["kafkalite.cluster.faults", "--dir", str(root), "--host", "0.0.0.0"])
+    _exec(["kafkalite.cluster.link_proxies", "--dir", str(root), "--host", "0.0.0.0"])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -162,6 +162,8 @@ class LinkProxy:
                 target_writer.close()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
+        except asyncio.CancelledError:
+            pass  # the daemon stops: the connection's task ends quietly, as it began
         finally:
             writer.close()
             self._tasks.discard(task)
@@ -197,8 +199,14 @@ class LinkProxy:
             await write()
         finally:
             reading.cancel()
+            reading.add_done_callback(_settled)  # its end (a reset) is the connection's
             with contextlib.suppress(asyncio.CancelledError, ConnectionError):
                 await reading
+
+
+def _settled(task: asyncio.Future[None]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 class FaultFile:
@@ -243,7 +251,7 @@ async def serve_links(root: Path, poll_interval_s: float = 0.05, host: str = "12
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m kafkalite.cluster.faults")
+    parser = argparse.ArgumentParser(prog="python -m kafkalite.cluster.link_proxies")
     parser.add_argument("--dir", required=True)
     parser.add_argument("--host", default="127.0.0.1", help="address the proxies listen on")
     args = parser.parse_args(argv)
@@ -259,7 +267,3 @@ def main(argv: list[str] | None = None) -> int:
 
     asyncio.run(run())
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -110,7 +110,7 @@ class LocalProcessBackend:
         save_faults(root, FaultState())
         with (root / "links.log").open("ab") as out:
             process = subprocess.Popen(
-                [sys.executable, "-m", "kafkalite.cluster.faults", "--dir", str(root)],
+                [sys.executable, "-m", "kafkalite.cluster.link_proxies", "--dir", str(root)],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

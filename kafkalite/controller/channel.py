@@ -175,6 +175,8 @@ class ControllerChannel:
                 },
             )
             response = await peer.request(request, REQUEST_TIMEOUT_S)
+            if response.error_code != ErrorCode.none or not response.topics:
+                raise NotControllerReply  # it no longer leads the quorum
             return int(response.topics[0].partitions[0].high_watermark)
 
         async def local() -> int:

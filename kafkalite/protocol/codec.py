@@ -90,6 +90,11 @@ def _response_schema(api_key: int, api_version: int) -> type[ResponsePayload]:
     return load_response_schema(api_key, api_version)
 
 
+def response_class(api_key: int, api_version: int) -> type[ResponsePayload]:
+    """The kio class of this API version's response body."""
+    return _response_schema(api_key, api_version)
+
+
 def decode_request(frame: bytes) -> Request:
     """Decode one frame (without its size prefix)."""
     api_key, api_version, correlation_id = peek_api(frame)

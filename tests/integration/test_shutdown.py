@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -73,6 +74,8 @@ def test_down_stops_every_broker_at_once_without_killing_any(
         took = time.monotonic() - started
     assert {s.value for s in cluster.broker_states().values()} == {"stopped"}, "one was killed"
     assert took < STOP_BOUND_S, f"down took {took:.1f} s"
+    links_log = (Path(cluster.spec.root) / "links.log").read_text()
+    assert links_log == "", f"the link proxies were not quiet:\n{links_log}"
 
 
 def test_a_broker_that_had_to_be_killed_reads_as_dead(fresh_cluster: Cluster) -> None:
