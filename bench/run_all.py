@@ -7,6 +7,7 @@ from bench import (
     lab_startup,
     latency,
     replication,
+    restart,
     startup,
     throughput,
     transactions,
@@ -19,6 +20,7 @@ if __name__ == "__main__":
     transactions.main()
     failover.main()
     startup.main()
+    restart.main()
     dashboard.main()
     lab_startup.main()
     grader.main([])
