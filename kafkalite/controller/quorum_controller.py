@@ -349,11 +349,10 @@ class QuorumController:
             return CreatedTopic(topic.name, assignment_or_error.result), []
         assignment = assignment_or_error
         topic_id = str(uuid.uuid4())
-        records: list[MetadataRecord] = [TopicRecord(topic.name, topic_id)]
-        for partition, replicas in sorted(assignment.items()):
-            records.append(
-                PartitionRecord(topic_id, partition, replicas, replicas, replicas[0], 0, 0)
-            )
+        partitions = self._new_partitions(topic_id, assignment)
+        if isinstance(partitions, ApiResult):
+            return CreatedTopic(topic.name, partitions), []
+        records: list[MetadataRecord] = [TopicRecord(topic.name, topic_id), *partitions]
         records.extend(
             ConfigRecord("topic", topic.name, key, value)
             for key, value in topic.configs.items()
@@ -474,11 +473,29 @@ class QuorumController:
                     ),
                 )
             spread = spread_replicas(live, count, rf, start=len(self.image.topics_by_id))
-        records: list[MetadataRecord] = [
-            PartitionRecord(topic.topic_id, p, spread[p], spread[p], spread[p][0], 0, 0)
-            for p in range(current, count)
-        ]
-        return ControllerResult([] if validate_only else records, ApiResult())
+        new = self._new_partitions(topic.topic_id, {p: spread[p] for p in range(current, count)})
+        if isinstance(new, ApiResult):
+            return ControllerResult([], new)
+        return ControllerResult([] if validate_only else list(new), ApiResult())
+
+    def _new_partitions(
+        self, topic_id: str, assignment: dict[int, tuple[int, ...]]
+    ) -> list[PartitionRecord] | ApiResult:
+        """A new partition's ISR is its live replicas and its leader the first of them (as
+        in Kafka): a fenced replica joins the ISR by catching up once it is back, so being
+        listed never counts as being in sync. No live replica at all is refused."""
+        live = self._live()
+        records = []
+        for partition, replicas in sorted(assignment.items()):
+            isr = tuple(r for r in replicas if r in live)
+            if not isr:
+                return ApiResult(
+                    ErrorCode.invalid_replica_assignment,
+                    f"All brokers specified in the manual partition assignment for partition "
+                    f"{partition} are fenced or in controlled shutdown.",
+                )
+            records.append(PartitionRecord(topic_id, partition, replicas, isr, isr[0], 0, 0))
+        return records
 
     # ---- configs -------------------------------------------------------------------
 

@@ -11,11 +11,13 @@ its topic id (``partition.metadata``).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
+from kafka.errors import KafkaError
 
 from kafkalite.cluster import Cluster
 from tests.support.waiting import wait_for
@@ -24,13 +26,35 @@ pytestmark = [pytest.mark.interop, pytest.mark.slow]
 
 
 def log_of(bootstrap: str, topic: str) -> list[bytes]:
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, consumer_timeout_ms=3000)
+    """Every record of partition 0, read up to its end offset (not until a quiet spell,
+    which under load can end before the first fetch does)."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
     tp = TopicPartition(topic, 0)
-    consumer.assign([tp])
-    consumer.seek_to_beginning(tp)
-    values = [r.value for r in consumer]
-    consumer.close()
+
+    def end_offset() -> tuple[int] | None:
+        try:
+            return (consumer.end_offsets([tp])[tp],)
+        except KafkaError:  # a leader its metadata does not know yet: ask again
+            return None
+
+    values: list[bytes] = []
+    try:
+        consumer.assign([tp])
+        consumer.seek_to_beginning(tp)
+        (end,) = wait_for(end_offset, 30, f"the end offset of {topic}-0")
+        deadline = time.monotonic() + 30
+        while consumer.position(tp) < end:
+            assert time.monotonic() < deadline, f"read {values} of {topic} up to {end}"
+            for records in consumer.poll(timeout_ms=500).values():
+                values.extend(r.value for r in records)
+    finally:
+        consumer.close()
     return values
+
+
+def leader_of(cluster: Cluster, topic: str) -> int | None:
+    rows = [p for p in cluster.status()["partitions"] if p["topic"] == topic]
+    return rows[0]["leader"] if rows else None
 
 
 def test_a_recreated_topic_survives_a_broker_restart(
@@ -52,13 +76,7 @@ def test_a_recreated_topic_survives_a_broker_restart(
         producer.send("ledger", b"v%d" % i, partition=0).get(timeout=20)
     producer.close()
     cluster.restart(1)  # the only replica: no other copy can heal what it loses
-    wait_for(
-        lambda: any(
-            p["topic"] == "ledger" and p["leader"] == 1 for p in cluster.status()["partitions"]
-        ),
-        30,
-        "broker 1 to lead ledger-0 again",
-    )
+    wait_for(lambda: leader_of(cluster, "ledger") == 1, 30, "broker 1 to lead ledger-0 again")
     assert log_of(bootstrap, "ledger") == [b"v%d" % i for i in range(5)]
 
 
@@ -81,6 +99,9 @@ def test_a_broker_down_while_its_topic_was_recreated_drops_the_old_log(
     # broker 2 first: the new topic's leader must be a running broker
     admin.create_topics([NewTopic("ledger", 1, replica_assignments={0: [2, 1]})])
     admin.close()
+    wait_for(lambda: leader_of(cluster, "ledger") == 2, 30, "broker 2 to lead the new ledger-0")
+    # broker 1 is listed but down: it joins the ISR only by catching up once it is back
+    assert [p["isr"] for p in cluster.status()["partitions"] if p["topic"] == "ledger"] == [[2]]
     producer = KafkaProducer(bootstrap_servers=live, acks=1)  # committed once 1 catches up
     for i in range(3):
         producer.send("ledger", b"new-%d" % i, partition=0).get(timeout=20)
@@ -93,4 +114,5 @@ def test_a_broker_down_while_its_topic_was_recreated_drops_the_old_log(
 
     wait_for(in_sync, 30, "broker 1 back in the ISR")
     cluster.stop(2)  # broker 1's copy is now the only one, and it leads
+    wait_for(lambda: leader_of(cluster, "ledger") == 1, 30, "broker 1 to lead ledger-0")
     assert log_of(bootstrap, "ledger") == [b"new-0", b"new-1", b"new-2"]

@@ -159,3 +159,38 @@ def test_create_partitions_rejects_a_bad_assignment(assignments: list) -> None:
     result = h.controller.create_partitions("grow", 3, assignments=assignments)
     assert result.response.error == ErrorCode.invalid_replica_assignment
     assert result.records == []
+
+
+def test_a_fenced_replica_is_not_in_a_new_partitions_isr() -> None:
+    """Kafka's rule: a new partition's ISR is its live replicas, led by the first. A broker
+    that was down when the topic was made joins the ISR by catching up, never by being
+    listed (it was, and a test saw it "in sync" with an empty log)."""
+    h = Harness(3)
+    h.commit(h.controller.fence_broker(1).records)
+    created = h.controller.create_topics(
+        [CreatableTopic("ledger", 2, 2, assignments={0: (1, 2), 1: (2, 1)})]
+    )
+    h.commit(created.records)
+    grown = h.controller.create_partitions("ledger", 3, assignments=[(1, 3)])
+    h.commit(grown.records)
+    topic = h.image.topic("ledger")
+    assert topic is not None
+    assert [(p.isr, p.leader) for _, p in sorted(topic.partitions.items())] == [
+        ((2,), 2),
+        ((2,), 2),
+        ((3,), 3),
+    ]
+
+
+def test_a_new_partition_with_no_live_replica_is_refused() -> None:
+    h = Harness(3)
+    h.commit(h.controller.fence_broker(1).records)
+    h.commit(h.controller.fence_broker(2).records)
+    created = h.controller.create_topics(
+        [CreatableTopic("ledger", 1, 2, assignments={0: (1, 2)})]
+    ).response[0]
+    assert created.result.error == ErrorCode.invalid_replica_assignment
+    h.commit(h.controller.create_topics([CreatableTopic("grow", 1, 1)]).records)
+    grown = h.controller.create_partitions("grow", 2, assignments=[(2,)])
+    assert grown.response.error == ErrorCode.invalid_replica_assignment
+    assert grown.records == []
