@@ -205,17 +205,24 @@ def test_aborted_transactions_are_listed_in_status(cluster3: Cluster) -> None:
     producer.flush(30)
     producer.abort_transaction(30)
 
-    def aborted() -> list | None:
-        for p in cluster3.status()["partitions"]:
-            if p["topic"] == topic and p["aborted_transactions"]:
-                return p["aborted_transactions"]
-        return None
+    def ended() -> tuple[list, dict] | None:
+        """The aborted index entry (written with the leader's abort marker) and the
+        coordinator's CompleteAbort (written only after every marker is), in one snapshot:
+        between the two the coordinator still rightly reports PrepareAbort."""
+        status = cluster3.status()
+        aborted = [
+            p["aborted_transactions"]
+            for p in status["partitions"]
+            if p["topic"] == topic and p["aborted_transactions"]
+        ]
+        txn = next((t for t in status["transactions"] if t["transactional_id"] == txn_id), None)
+        if not aborted or txn is None or txn["state"] != "CompleteAbort":
+            return None
+        return aborted[0], txn
 
-    (entry,) = wait_for(aborted, 30, "the aborted transaction in status")
+    (entry,), transaction = wait_for(ended, 30, "the aborted transaction and CompleteAbort")
     assert (entry["first_offset"], entry["last_offset"]) == (0, 1)
-    transactions = {t["transactional_id"]: t for t in cluster3.status()["transactions"]}
-    assert transactions[txn_id]["state"] == "CompleteAbort"
-    assert transactions[txn_id]["producer_id"] == entry["producer_id"]
+    assert transaction["producer_id"] == entry["producer_id"]
 
 
 @pytest.mark.skipif(
