@@ -30,6 +30,7 @@ from kafka import KafkaProducer
 
 from bench.common import bench_cluster, record
 from kafkalite.cluster import Cluster
+from kafkalite.events import EventType
 from tests.support.topics import create_topic
 from tests.support.waiting import wait_for
 
@@ -205,7 +206,7 @@ def controller_failover(cluster: Cluster) -> dict[str, Any]:
             lambda k=killed: [
                 e["time_ms"] / 1000
                 for e in cluster.events()
-                if e["type"] == "controller_activated" and e["time_ms"] / 1000 > k
+                if e["type"] == EventType.CONTROLLER_ACTIVATED and e["time_ms"] / 1000 > k
             ],
             30,
         )

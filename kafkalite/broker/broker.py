@@ -81,6 +81,12 @@ class BrokerConfig:
     overrides: dict[str, str] = field(default_factory=dict)
     rack: str | None = None
 
+    def static_int(self, name: str) -> int:
+        """A whole-number setting read once at start-up: the override, else the lab
+        default (typed by its definition)."""
+        definition = BROKER_CONFIGS[name]
+        return definition.as_int(self.overrides.get(name, definition.default))
+
 
 HALT_EXIT_CODE = 70  # EX_SOFTWARE: the broker stopped itself after an internal failure
 
@@ -128,7 +134,7 @@ class Broker:
             self.cluster_id,
             self.events.emit,
             controller_image.to_records,
-            int(self._static_config("metadata.log.max.record.bytes.between.snapshots")),
+            config.static_int("metadata.log.max.record.bytes.between.snapshots"),
         )
         self.quorum.register(lambda offset, record: controller_image.replay(record, offset))
         self.quorum.on_snapshot(lambda offset, records: _reload(controller_image, offset, records))
@@ -157,9 +163,9 @@ class Broker:
             self.group_offsets,
             now_ms,
             self.events.emit,
-            lambda: int(self.image.broker_config("group.min.session.timeout.ms")),
-            lambda: int(self.image.broker_config("group.max.session.timeout.ms")),
-            lambda: int(self.image.broker_config("group.initial.rebalance.delay.ms")),
+            lambda: self.image.broker_int("group.min.session.timeout.ms"),
+            lambda: self.image.broker_int("group.max.session.timeout.ms"),
+            lambda: self.image.broker_int("group.initial.rebalance.delay.ms"),
         )
         self.txn_state_topic = BrokerTransactionStateTopic(self)
         self.txn_markers = BrokerMarkerChannel(self)
@@ -170,15 +176,13 @@ class Broker:
             now_ms,
             self.events.emit,
             TransactionConfig(
-                lambda: int(self.image.broker_config("transaction.max.timeout.ms")),
-                lambda: int(
-                    self.image.broker_config(
-                        "transaction.abort.timed.out.transaction.cleanup.interval.ms"
-                    )
+                lambda: self.image.broker_int("transaction.max.timeout.ms"),
+                lambda: self.image.broker_int(
+                    "transaction.abort.timed.out.transaction.cleanup.interval.ms"
                 ),
             ),
         )
-        max_request_bytes = int(config.overrides.get("socket.request.max.bytes", "104857600"))
+        max_request_bytes = config.static_int("socket.request.max.bytes")
         self.server = KafkaServer(self, max_request_bytes, HANDLERS)
         self.controller_server = KafkaServer(
             self, max_request_bytes, CONTROLLER_HANDLERS, concurrent=True
@@ -192,14 +196,10 @@ class Broker:
         listeners = self.config.overrides.get("advertised.listeners")
         return advertised_address(listeners) if listeners else (self.config.host, self.config.port)
 
-    def _static_config(self, name: str) -> str:
-        """A setting read once at start-up: the override, else the lab default."""
-        return self.config.overrides.get(name, BROKER_CONFIGS[name].default)
-
     @property
     def controller_port(self) -> int:
         """``controller.listener.port``, by default the client port + 200."""
-        port = int(self.config.overrides.get("controller.listener.port", "0"))
+        port = self.config.static_int("controller.listener.port")
         return port or self.config.port + CONTROLLER_PORT_OFFSET
 
     @property
@@ -266,13 +266,13 @@ class Broker:
     async def _checkpoint_loop(self) -> None:
         """Write each log's recovery point as its closed segments' fsyncs complete."""
         while True:
-            interval = int(self.image.broker_config("log.flush.offset.checkpoint.interval.ms"))
+            interval = self.image.broker_int("log.flush.offset.checkpoint.interval.ms")
             await asyncio.sleep(interval / 1000)
             self.logs.checkpoint_recovery_points()  # a failed fsync stops the broker
 
     async def _retention_loop(self) -> None:
         while True:
-            interval = int(self.image.broker_config("log.retention.check.interval.ms"))
+            interval = self.image.broker_int("log.retention.check.interval.ms")
             await asyncio.sleep(interval / 1000)
             self.replica_manager.enforce_retention()  # a disk error stops the broker
 

@@ -41,7 +41,7 @@ class InternalTopic:
         topic = self.broker.image.topic(self.name)
         if topic is not None:
             return len(topic.partitions)
-        return int(self.broker.image.broker_config(self.partitions_config))
+        return self.broker.image.broker_int(self.partitions_config)
 
     def leader_epoch(self, partition: int) -> int | None:
         found = self.broker.replica_manager.partitions.get((self.name, partition))
@@ -58,7 +58,7 @@ class InternalTopic:
         """The configured replication factor, at most the brokers alive now (so that a
         one-broker lab works)."""
         image = self.broker.image
-        return min(int(image.broker_config(self.replication_config)), len(image.live_brokers()))
+        return min(image.broker_int(self.replication_config), len(image.live_brokers()))
 
     def topic_configs(self, replication_factor: int) -> dict[str, str | None]:
         """Configs the topic is created with: compacted (the latest value per key counts,
@@ -78,7 +78,7 @@ class InternalTopic:
             [
                 CreatableTopic(
                     self.name,
-                    int(image.broker_config(self.partitions_config)),
+                    image.broker_int(self.partitions_config),
                     rf,
                     configs=self.topic_configs(rf),
                 )

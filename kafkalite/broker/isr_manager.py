@@ -65,7 +65,7 @@ class IsrManager:
     async def _run(self) -> None:
         while True:
             await asyncio.sleep(ISR_CHECK_INTERVAL_S)
-            lag_max_ms = int(self.broker.image.broker_config("replica.lag.time.max.ms"))
+            lag_max_ms = self.broker.image.broker_int("replica.lag.time.max.ms")
             now = self.broker.now_ms()
             for key, partition in list(self.broker.replica_manager.partitions.items()):
                 if not partition.is_leader or key in self._in_flight:

@@ -72,7 +72,7 @@ class BrokerLifecycle:
 
     def _interval_s(self) -> float:
         image = self._broker.controller.service.image
-        return int(image.broker_config("broker.heartbeat.interval.ms")) / 1000
+        return image.broker_int("broker.heartbeat.interval.ms") / 1000
 
     async def _heartbeat_loop(self) -> None:
         self._due = asyncio.Event()

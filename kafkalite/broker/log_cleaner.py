@@ -43,10 +43,10 @@ class LogCleanerManager:
     async def run(self) -> None:
         while True:
             cleaned = False
-            if self.image.broker_config("log.cleaner.enable") == "true":
+            if self.image.broker_bool("log.cleaner.enable"):
                 cleaned = await self.clean_dirtiest()
             if not cleaned:
-                await asyncio.sleep(int(self.image.broker_config("log.cleaner.backoff.ms")) / 1000)
+                await asyncio.sleep(self.image.broker_int("log.cleaner.backoff.ms") / 1000)
 
     def dirtiest(self) -> tuple[TopicPartition, Partition, LogToClean] | None:
         """The hosted log most in need of cleaning, if any needs it."""

@@ -86,7 +86,7 @@ class ReplicaFetcher:
         await self.connection.close()
 
     def _config_ms(self, name: str) -> int:
-        return int(self.broker.image.broker_config(name))
+        return self.broker.image.broker_int(name)
 
     def _due(self, state: FetchState) -> bool:
         return asyncio.get_running_loop().time() >= state.retry_at

@@ -188,7 +188,7 @@ class ReplicaManager:
             partition = self.get_partition(topic, index)
             if not records:
                 raise KafkaError(ErrorCode.corrupt_message, "produce request without records")
-            min_isr = int(self.image.topic_config_source(topic, "min.insync.replicas")[0])
+            min_isr = self.image.topic_int(topic, "min.insync.replicas")
             info = partition.append_records_to_leader(records, required_acks, min_isr, origin)
         except KafkaError as exc:
             return ProduceResult(exc.code, message=exc.message)
@@ -242,7 +242,7 @@ class ReplicaManager:
             return True
         if partition.high_watermark <= result.last_offset:
             return False
-        min_isr = int(self.image.topic_config_source(topic, "min.insync.replicas")[0])
+        min_isr = self.image.topic_int(topic, "min.insync.replicas")
         if len(partition.isr) < min_isr:
             result.error = ErrorCode.not_enough_replicas_after_append
         return True

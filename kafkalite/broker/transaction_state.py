@@ -32,10 +32,10 @@ class BrokerTransactionStateTopic(InternalTopic):
 
     def replication_factor(self) -> int:
         image = self.broker.image
-        return min(int(image.broker_config(self.replication_config)), len(image.brokers))
+        return min(image.broker_int(self.replication_config), len(image.brokers))
 
     def topic_configs(self, replication_factor: int) -> dict[str, str | None]:
-        min_isr = int(self.broker.image.broker_config("transaction.state.log.min.isr"))
+        min_isr = self.broker.image.broker_int("transaction.state.log.min.isr")
         return super().topic_configs(replication_factor) | {
             "min.insync.replicas": str(min(min_isr, replication_factor))
         }

@@ -185,8 +185,7 @@ class QuorumController:
         return {b.broker_id for b in self.image.live_brokers()}
 
     def _unclean(self, topic: str) -> bool:
-        value, _ = self.image.topic_config_source(topic, "unclean.leader.election.enable")
-        return value == "true"
+        return self.image.topic_bool(topic, "unclean.leader.election.enable")
 
     # ---- partitions ----------------------------------------------------------------
 
@@ -364,10 +363,10 @@ class QuorumController:
     def _assign_replicas(self, topic: CreatableTopic) -> dict[int, tuple[int, ...]] | CreatedTopic:
         partitions = topic.num_partitions
         if partitions == -1:
-            partitions = int(self.image.broker_config("num.partitions"))
+            partitions = self.image.broker_int("num.partitions")
         rf = topic.replication_factor
         if rf == -1:
-            rf = int(self.image.broker_config("default.replication.factor"))
+            rf = self.image.broker_int("default.replication.factor")
         live = [b.broker_id for b in self.image.live_brokers()]
         if partitions <= 0:
             return _failed(

@@ -74,7 +74,7 @@ class ControllerService:
         quorum.on_activation(self._on_activation)
 
     def _session_timeout_ms(self) -> int:
-        return int(self.image.broker_config("broker.session.timeout.ms"))
+        return self.image.broker_int("broker.session.timeout.ms")
 
     async def _run(self, operation: Callable[[], ControllerResult[T]]) -> T:
         response, _ = await self._commit(operation)
@@ -166,9 +166,9 @@ class ControllerService:
     async def _rebalance_loop(self) -> None:
         """``auto.leader.rebalance.enable``: the preferred replica leads when it can."""
         while True:
-            interval = int(self.image.broker_config("leader.imbalance.check.interval.seconds"))
+            interval = self.image.broker_int("leader.imbalance.check.interval.seconds")
             await asyncio.sleep(interval)
-            if self.image.broker_config("auto.leader.rebalance.enable") != "true":
+            if not self.image.broker_bool("auto.leader.rebalance.enable"):
                 continue
             try:
                 await self._run(lambda: self.controller.elect_leaders(PREFERRED_ELECTION, None))

@@ -55,6 +55,18 @@ class ConfigDef:
                         self.name, value, f"must be one of {', '.join(self.choices)}"
                     )
 
+    def as_int(self, value: str) -> int:
+        """A whole-number setting's value; asking a non-number setting is a bug."""
+        if self.type not in (ConfigType.INT, ConfigType.SHORT, ConfigType.LONG):
+            raise TypeError(f"{self.name} is a {self.type.name.lower()} setting, not a number")
+        return int(value)
+
+    def as_bool(self, value: str) -> bool:
+        """A true/false setting's value; asking another setting is a bug."""
+        if self.type is not ConfigType.BOOLEAN:
+            raise TypeError(f"{self.name} is a {self.type.name.lower()} setting, not a boolean")
+        return value.lower() == "true"
+
 
 def _is_int(value: str) -> bool:
     try:

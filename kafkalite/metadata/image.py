@@ -230,6 +230,22 @@ class MetadataImage:
         value = self.broker_configs.get("", {}).get(name)
         return value if value is not None else BROKER_CONFIGS[name].default
 
+    def broker_int(self, name: str) -> int:
+        """A whole-number broker setting (``replica.lag.time.max.ms``, ...), typed."""
+        return BROKER_CONFIGS[name].as_int(self.broker_config(name))
+
+    def broker_bool(self, name: str) -> bool:
+        """A true/false broker setting (``log.cleaner.enable``, ...), typed."""
+        return BROKER_CONFIGS[name].as_bool(self.broker_config(name))
+
+    def topic_int(self, topic: str, name: str) -> int:
+        """A whole-number setting of ``topic`` (``min.insync.replicas``, ...), typed."""
+        return TOPIC_CONFIGS[name].as_int(self.topic_config_source(topic, name)[0])
+
+    def topic_bool(self, topic: str, name: str) -> bool:
+        """A true/false setting of ``topic`` (``unclean.leader.election.enable``), typed."""
+        return TOPIC_CONFIGS[name].as_bool(self.topic_config_source(topic, name)[0])
+
     def topic_config_source(self, topic: str, name: str) -> tuple[str, str]:
         """``(value, source)`` with source one of topic / broker / default."""
         override = self.topic_configs.get(topic, {}).get(name)

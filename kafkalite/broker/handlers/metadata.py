@@ -39,7 +39,7 @@ def _requested_names(ctx: RequestContext, request: Any) -> list[str] | None:
 async def auto_create(ctx: RequestContext, names: list[str]) -> set[str]:
     """Create the missing topics among ``names``; returns the ones asked to be created."""
     broker = ctx.broker
-    if broker.image.broker_config("auto.create.topics.enable").lower() != "true":
+    if not broker.image.broker_bool("auto.create.topics.enable"):
         return set()
     missing = [n for n in names if broker.image.topic(n) is None and topic_name_error(n) is None]
     if missing:
