@@ -7,6 +7,7 @@ and leaves nothing running."""
 from __future__ import annotations
 
 import csv
+import fcntl
 import json
 import os
 import shutil
@@ -43,14 +44,24 @@ def _grade(toy, name, tmp_path, **options):
     }, results
 
 
-def _assert_nothing_left():
+def _assert_nothing_left(workdir):
+    """No process of a sandbox uid that no grader holds now (graders running beside this
+    test hold theirs), and no broker of a cluster started under ``workdir``."""
     if sandbox.confined_by_uid():
-        for uid in range(sandbox.UID_POOL_BASE, sandbox.UID_POOL_BASE + sandbox.UID_POOL_SIZE):
-            assert sandbox._processes_of(uid) == set()
+        for index in range(sandbox.UID_POOL_SIZE):
+            fd = os.open(sandbox.SLOT_DIR / f"{index}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+            try:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # in use by another grading
+                assert sandbox._processes_of(sandbox.UID_POOL_BASE + index) == set()
+            finally:
+                os.close(fd)
     brokers = [
         p
         for p in psutil.process_iter(["cmdline"])
-        if "kafkalite-grade-" in " ".join(p.info["cmdline"] or [])
+        if str(workdir) in " ".join(p.info["cmdline"] or [])
     ]
     assert brokers == [], "a grading cluster outlived its grading"
 
@@ -65,7 +76,7 @@ def test_the_reference_gets_full_marks(toy, tmp_path):
     cases, results = _grade(toy, "reference.py", tmp_path)
     assert all(passed for passed, _ in cases.values()), cases
     assert (results.total, results.possible) == (6, 6)
-    _assert_nothing_left()
+    _assert_nothing_left(tmp_path)
 
 
 def test_a_wrong_submission_loses_exactly_its_wrong_cases(toy, tmp_path):
@@ -89,7 +100,7 @@ def test_an_endless_exercise_costs_its_own_cases_and_the_others_still_run(toy, t
         assert not passed and "time limit" in message, message
     assert cases[("q2", "test_nothing_acknowledged_is_lost_when_the_leader_dies")][0]
     assert results.total == 3
-    _assert_nothing_left()
+    _assert_nothing_left(tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -109,7 +120,7 @@ def test_a_broken_exercise_fails_with_the_reason(toy, tmp_path, submission, reas
     results = grade(q1, SUBMISSIONS / submission, GradingOptions(workdir=tmp_path, limits=limits))
     for result in results.get_result("q1").test_case_results:
         assert not result.passed and reason in result.message, result.message
-    _assert_nothing_left()
+    _assert_nothing_left(tmp_path)
 
 
 def test_an_exception_at_import_fails_every_case_with_the_reason(toy, tmp_path):
@@ -126,7 +137,7 @@ def test_a_submission_cannot_kill_the_brokers(toy, tmp_path):
     assert cases[("q1", "test_two")][0]
     passed, message = cases[("q2", "test_nothing_acknowledged_is_lost_when_the_leader_dies")]
     assert not passed and "PermissionError" in message
-    _assert_nothing_left()
+    _assert_nothing_left(tmp_path)
 
 
 def test_the_command_writes_gradescope_results(toy, tmp_path):
@@ -187,7 +198,7 @@ def test_a_folder_of_submissions_is_graded_into_a_csv(toy, tmp_path):
     assert (rows["alice.py"]["score"], rows["alice.py"]["possible"]) == ("6", "6")
     assert (rows["bob"]["q1"], rows["bob"]["q2"]) == ("0", "3")
     assert rows["carol"]["error"].startswith("no notebook (.ipynb) or script (.py) in")
-    _assert_nothing_left()
+    _assert_nothing_left(tmp_path)
 
 
 def test_the_gradescope_zip_grades_in_a_clean_directory(toy, tmp_path):
@@ -223,4 +234,4 @@ def test_the_gradescope_zip_grades_in_a_clean_directory(toy, tmp_path):
     assert run.returncode == 0, run.stderr[-2000:]
     results = json.loads((root / "results" / "results.json").read_text())
     assert results["score"] == 1
-    _assert_nothing_left()
+    _assert_nothing_left(tmp_path)
