@@ -75,14 +75,16 @@ def split(master: Path, cache: Path = CACHE) -> Assignment:
 def _tests_as_files(autograder: Path, master: Path) -> None:
     """A lab keeps its tests in the notebook's metadata (``tests: files: false``), so the
     student notebook's ``grader.check`` needs no tests folder beside it. The grader runs
-    one case per sandbox from a test file: write each question's OK-format test out as
+    one case per sandbox from a test file: write each question's test out as
     the file ``otter assign`` would have written with ``files: true``."""
     notebook = json.loads((autograder / master.name).read_text())
     tests = notebook["metadata"].get("otter", {}).get("tests", {})
     folder = autograder / "tests"
     folder.mkdir(exist_ok=True)
     for name, spec in tests.items():
-        (folder / f"{name}.py").write_text(f"OK_FORMAT = True\n\ntest = {spec!r}\n")
+        # an exception-format test (``tests: ok_format: false``) is stored as its file's text
+        text = spec if isinstance(spec, str) else f"OK_FORMAT = True\n\ntest = {spec!r}\n"
+        (folder / f"{name}.py").write_text(text)
 
 
 def _assign(master: Path, out: Path) -> None:
