@@ -23,6 +23,7 @@ from typing import Any, cast
 import pytest
 import pytest_asyncio
 from kio.index import load_request_schema
+from kio.schema.produce.v9.request import ProduceRequest
 
 from kafkalite.broker.handlers.registry import HandlerTable
 from kafkalite.broker.server import KafkaServer
@@ -56,7 +57,7 @@ async def failing_server() -> AsyncIterator[tuple[KafkaServer, int, Failing]]:
     table = HandlerTable()
     script = Failing()
 
-    @table.handles(PRODUCE, 3, 9)
+    @table.handles(ProduceRequest, 3, 9)
     async def produce(ctx: Any, request: Any) -> Any:
         script.seen += 1
         if script.holds:

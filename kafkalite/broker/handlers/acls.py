@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kio.schema.create_acls.v3.request import CreateAclsRequest
+from kio.schema.delete_acls.v3.request import DeleteAclsRequest
+from kio.schema.describe_acls.v3.request import DescribeAclsRequest
+
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
 from kafkalite.protocol.errors import ErrorCode
@@ -17,7 +21,7 @@ from kafkalite.protocol.errors import ErrorCode
 DISABLED = "No Authorizer is configured on the broker"
 
 
-@handles(29, 1, 3)
+@handles(DescribeAclsRequest, 1, 3)
 async def describe_acls(ctx: RequestContext, request: Any) -> Any:
     return ctx.schema.DescribeAclsResponse(
         throttle_time=0,
@@ -27,7 +31,7 @@ async def describe_acls(ctx: RequestContext, request: Any) -> Any:
     )
 
 
-@handles(30, 1, 3)
+@handles(CreateAclsRequest, 1, 3)
 async def create_acls(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     return s.CreateAclsResponse(
@@ -39,7 +43,7 @@ async def create_acls(ctx: RequestContext, request: Any) -> Any:
     )
 
 
-@handles(31, 1, 3)
+@handles(DeleteAclsRequest, 1, 3)
 async def delete_acls(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     return s.DeleteAclsResponse(

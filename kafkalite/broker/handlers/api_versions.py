@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kio.schema.api_versions.v4.request import ApiVersionsRequest
+
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import HANDLERS, handles
 from kafkalite.protocol.codec import API_VERSIONS_KEY, encode_response, response_schema
@@ -17,7 +19,7 @@ def _api_keys(schema: Any) -> tuple[Any, ...]:
     )
 
 
-@handles(API_VERSIONS_KEY, 0, 4)
+@handles(ApiVersionsRequest, 0, 4)
 async def api_versions(ctx: RequestContext, request: Any) -> Any:
     schema = ctx.schema
     return schema.ApiVersionsResponse(

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from kio.schema.describe_cluster.v1.request import DescribeClusterRequest
+
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
 from kafkalite.protocol.errors import ErrorCode
 
 
-@handles(60, 0, 1)
+@handles(DescribeClusterRequest, 0, 1)
 async def describe_cluster(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     broker = ctx.broker

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kio.schema.alter_configs.v2.request import AlterConfigsRequest
+from kio.schema.describe_configs.v4.request import DescribeConfigsRequest
+from kio.schema.incremental_alter_configs.v1.request import IncrementalAlterConfigsRequest
+
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
 from kafkalite.metadata.config_sources import (
@@ -101,7 +105,7 @@ def _describe_one(ctx: RequestContext, resource: Any, synonyms: bool) -> Any:
     )
 
 
-@handles(32, 1, 4)
+@handles(DescribeConfigsRequest, 1, 4)
 async def describe_configs(ctx: RequestContext, request: Any) -> Any:
     synonyms = bool(getattr(request, "include_synonyms", False))
     return ctx.schema.DescribeConfigsResponse(
@@ -137,7 +141,7 @@ async def _alter(
     )
 
 
-@handles(33, 0, 2, forward=True)
+@handles(AlterConfigsRequest, 0, 2, forward=True)
 async def alter_configs(ctx: RequestContext, request: Any) -> Any:
     responses = [
         await _alter(
@@ -171,7 +175,7 @@ def _incremental_changes(ctx: RequestContext, resource: Any) -> dict[str, str | 
     return changes
 
 
-@handles(44, 0, 1, forward=True)
+@handles(IncrementalAlterConfigsRequest, 0, 1, forward=True)
 async def incremental_alter_configs(ctx: RequestContext, request: Any) -> Any:
     responses = [
         await _alter(ctx, r, _incremental_changes(ctx, r), False, bool(request.validate_only))

@@ -10,6 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from kio.schema.allocate_producer_ids.v0.request import AllocateProducerIdsRequest
+from kio.schema.alter_partition.v2.request import AlterPartitionRequest
+from kio.schema.api_versions.v4.request import ApiVersionsRequest
+from kio.schema.broker_heartbeat.v0.request import BrokerHeartbeatRequest
+from kio.schema.broker_registration.v0.request import BrokerRegistrationRequest
+
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import CONTROLLER_HANDLERS, HANDLERS, controller_handles
 from kafkalite.controller.quorum_controller import PRODUCER_ID_BLOCK_SIZE
@@ -17,7 +23,7 @@ from kafkalite.controller.raft_quorum import NotControllerError
 from kafkalite.protocol.errors import ErrorCode
 
 
-@controller_handles(62, 0, 0)
+@controller_handles(BrokerRegistrationRequest, 0, 0)
 async def broker_registration(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     listener = request.listeners[0]
@@ -38,7 +44,7 @@ async def broker_registration(ctx: RequestContext, request: Any) -> Any:
     )
 
 
-@controller_handles(63, 0, 0)
+@controller_handles(BrokerHeartbeatRequest, 0, 0)
 async def broker_heartbeat(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     try:
@@ -66,7 +72,7 @@ async def broker_heartbeat(ctx: RequestContext, request: Any) -> Any:
     )
 
 
-@controller_handles(67, 0, 0)
+@controller_handles(AllocateProducerIdsRequest, 0, 0)
 async def allocate_producer_ids(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     try:
@@ -88,7 +94,7 @@ async def allocate_producer_ids(ctx: RequestContext, request: Any) -> Any:
     )
 
 
-@controller_handles(56, 2, 2)
+@controller_handles(AlterPartitionRequest, 2, 2)
 async def alter_partition(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     image = ctx.broker.controller.service.image  # on the control plane: the controller's
@@ -134,4 +140,4 @@ def register_forwarded() -> None:
     for handler in HANDLERS.values():
         if handler.forward and handler.api_key not in CONTROLLER_HANDLERS:
             CONTROLLER_HANDLERS.add(handler)
-    CONTROLLER_HANDLERS.setdefault(18, HANDLERS[18])
+    CONTROLLER_HANDLERS.setdefault(ApiVersionsRequest.__api_key__, HANDLERS.of(ApiVersionsRequest))

@@ -16,6 +16,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from kio.schema.fetch.v17.request import FetchRequest
+
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
 from kafkalite.broker.replica_manager import FetchRequestPartition, FetchResult
@@ -66,7 +68,7 @@ def _partitions(
     return wanted, unknown
 
 
-@handles(1, 4, 17)
+@handles(FetchRequest, 4, 17)
 async def fetch(ctx: RequestContext, request: Any) -> Any:
     replicas = ctx.broker.replica_manager
     wanted, unknown = _partitions(ctx, request)

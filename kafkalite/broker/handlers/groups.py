@@ -8,6 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from kio.schema.delete_groups.v2.request import DeleteGroupsRequest
+from kio.schema.describe_groups.v5.request import DescribeGroupsRequest
+from kio.schema.find_coordinator.v3.request import FindCoordinatorRequest
+from kio.schema.heartbeat.v4.request import HeartbeatRequest
+from kio.schema.join_group.v7.request import JoinGroupRequest
+from kio.schema.leave_group.v4.request import LeaveGroupRequest
+from kio.schema.list_groups.v4.request import ListGroupsRequest
+from kio.schema.sync_group.v5.request import SyncGroupRequest
+
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
 from kafkalite.broker.internal_topic import InternalTopic
@@ -20,7 +29,7 @@ GROUP_KEY = 0
 TRANSACTION_KEY = 1
 
 
-@handles(10, 0, 3)
+@handles(FindCoordinatorRequest, 0, 3)
 async def find_coordinator(ctx: RequestContext, request: Any) -> Any:
     """The leader of the key's partition of ``__consumer_offsets`` (key type 0, a group)
     or ``__transaction_state`` (key type 1, a transactional id), created on first use."""
@@ -56,7 +65,7 @@ async def find_coordinator(ctx: RequestContext, request: Any) -> Any:
     return answer(ErrorCode.none, leader, registration.host, registration.port)
 
 
-@handles(11, 0, 7)
+@handles(JoinGroupRequest, 0, 7)
 async def join_group(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     session_ms = millis(request.session_timeout)
@@ -93,7 +102,7 @@ async def join_group(ctx: RequestContext, request: Any) -> Any:
     )
 
 
-@handles(14, 0, 5)
+@handles(SyncGroupRequest, 0, 5)
 async def sync_group(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     coordinator = ctx.broker.group_coordinator
@@ -118,7 +127,7 @@ async def sync_group(ctx: RequestContext, request: Any) -> Any:
     )
 
 
-@handles(12, 0, 4)
+@handles(HeartbeatRequest, 0, 4)
 async def heartbeat(ctx: RequestContext, request: Any) -> Any:
     try:
         ctx.broker.group_coordinator.heartbeat(
@@ -133,7 +142,7 @@ async def heartbeat(ctx: RequestContext, request: Any) -> Any:
     return ctx.schema.HeartbeatResponse(throttle_time=0, error_code=error)
 
 
-@handles(13, 0, 4)
+@handles(LeaveGroupRequest, 0, 4)
 async def leave_group(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     members = getattr(request, "members", None)
@@ -159,7 +168,7 @@ async def leave_group(ctx: RequestContext, request: Any) -> Any:
     )
 
 
-@handles(16, 0, 4)
+@handles(ListGroupsRequest, 0, 4)
 async def list_groups(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     wanted = set(getattr(request, "states_filter", ()) or ())
@@ -222,14 +231,14 @@ def _describe(ctx: RequestContext, group_id: str) -> Any:
     )
 
 
-@handles(15, 0, 5)
+@handles(DescribeGroupsRequest, 0, 5)
 async def describe_groups(ctx: RequestContext, request: Any) -> Any:
     return ctx.schema.DescribeGroupsResponse(
         throttle_time=0, groups=tuple(_describe(ctx, g) for g in request.groups)
     )
 
 
-@handles(42, 0, 2)
+@handles(DeleteGroupsRequest, 0, 2)
 async def delete_groups(ctx: RequestContext, request: Any) -> Any:
     """DeleteGroups: an empty group and its committed offsets (NON_EMPTY_GROUP otherwise)."""
     s = ctx.schema

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kio.schema.offset_for_leader_epoch.v4.request import OffsetForLeaderEpochRequest
+
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
 from kafkalite.protocol.errors import ErrorCode, KafkaError
@@ -32,7 +34,7 @@ def _end_offset(ctx: RequestContext, topic: str, p: Any) -> Any:
     )
 
 
-@handles(23, 2, 4)
+@handles(OffsetForLeaderEpochRequest, 2, 4)
 async def offset_for_leader_epoch(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     return s.OffsetForLeaderEpochResponse(

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kio.schema.list_offsets.v11.request import ListOffsetsRequest
+
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
 from kafkalite.protocol.errors import ErrorCode, KafkaError
@@ -63,7 +65,7 @@ def _partition(ctx: RequestContext, topic: str, p: Any, isolation: int) -> Any:
     )
 
 
-@handles(2, 1, 11)
+@handles(ListOffsetsRequest, 1, 11)
 async def list_offsets(ctx: RequestContext, request: Any) -> Any:
     isolation = int(getattr(request, "isolation_level", 0))
     s = ctx.schema

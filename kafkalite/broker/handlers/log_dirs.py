@@ -11,6 +11,9 @@ from __future__ import annotations
 import shutil
 from typing import Any
 
+from kio.schema.alter_replica_log_dirs.v2.request import AlterReplicaLogDirsRequest
+from kio.schema.describe_log_dirs.v5.request import DescribeLogDirsRequest
+
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
 from kafkalite.protocol.errors import ErrorCode
@@ -20,7 +23,7 @@ def log_dir(ctx: RequestContext) -> str:
     return str(ctx.broker.config.data_dir / "logs")
 
 
-@handles(35, 1, 5)
+@handles(DescribeLogDirsRequest, 1, 5)
 async def describe_log_dirs(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     hosted = ctx.broker.replica_manager.partitions
@@ -62,7 +65,7 @@ async def describe_log_dirs(ctx: RequestContext, request: Any) -> Any:
     )
 
 
-@handles(34, 1, 2)
+@handles(AlterReplicaLogDirsRequest, 1, 2)
 async def alter_replica_log_dirs(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     hosted = ctx.broker.replica_manager.partitions

@@ -14,6 +14,8 @@ import contextlib
 import uuid
 from typing import Any
 
+from kio.schema.metadata.v13.request import MetadataRequest
+
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
 from kafkalite.controller.quorum_controller import (
@@ -94,7 +96,7 @@ def _missing(ctx: RequestContext, name: str, being_created: bool = False) -> Any
     )
 
 
-@handles(3, 0, 13)
+@handles(MetadataRequest, 0, 13)
 async def metadata(ctx: RequestContext, request: Any) -> Any:
     image = ctx.broker.image
     names = _requested_names(ctx, request)

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kio.schema.offset_commit.v8.request import OffsetCommitRequest
+from kio.schema.offset_delete.v0.request import OffsetDeleteRequest
+from kio.schema.offset_fetch.v7.request import OffsetFetchRequest
+
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
 from kafkalite.coordinator.group.offsets_log import CommittedOffset
@@ -17,7 +21,7 @@ from kafkalite.events import EventType
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
 
-@handles(8, 2, 8)
+@handles(OffsetCommitRequest, 2, 8)
 async def offset_commit(ctx: RequestContext, request: Any) -> Any:
     """Partitions that do not exist get UNKNOWN_TOPIC_OR_PARTITION (Kafka checks them before
     the group does); the others are committed together, or fail together."""
@@ -88,7 +92,7 @@ def _partition_errors(
     )
 
 
-@handles(9, 1, 7)
+@handles(OffsetFetchRequest, 1, 7)
 async def offset_fetch(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     unstable: set[tuple[str, int]] = set()
@@ -131,7 +135,7 @@ async def offset_fetch(ctx: RequestContext, request: Any) -> Any:
     )
 
 
-@handles(47, 0, 0)
+@handles(OffsetDeleteRequest, 0, 0)
 async def offset_delete(ctx: RequestContext, request: Any) -> Any:
     """OffsetDelete: forget committed offsets of topics the group no longer consumes."""
     s = ctx.schema

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kio.schema.produce.v9.request import ProduceRequest
+
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
 from kafkalite.broker.replica_manager import ProduceResult
@@ -18,7 +20,7 @@ from kafkalite.protocol.errors import ErrorCode
 VALID_ACKS = (-1, 0, 1)
 
 
-@handles(0, 3, 9)
+@handles(ProduceRequest, 3, 9)
 async def produce(ctx: RequestContext, request: Any) -> Any:
     replicas = ctx.broker.replica_manager
     acks = int(request.acks)

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kio.schema.describe_producers.v0.request import DescribeProducersRequest
+from kio.schema.init_producer_id.v4.request import InitProducerIdRequest
+
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
 from kafkalite.broker.handlers.transactions import fenced_for
@@ -21,7 +24,7 @@ from kafkalite.protocol.codec import millis
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
 
-@handles(22, 0, 4)
+@handles(InitProducerIdRequest, 0, 4)
 async def init_producer_id(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     if request.transactional_id is not None:
@@ -89,7 +92,7 @@ def _describe_partition(ctx: RequestContext, topic: str, index: int) -> Any:
     )
 
 
-@handles(61, 0, 0)
+@handles(DescribeProducersRequest, 0, 0)
 async def describe_producers(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     return s.DescribeProducersResponse(

@@ -10,6 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from kio.schema.begin_quorum_epoch.v0.request import BeginQuorumEpochRequest
+from kio.schema.describe_quorum.v2.request import DescribeQuorumRequest
+from kio.schema.end_quorum_epoch.v0.request import EndQuorumEpochRequest
+from kio.schema.fetch.v15.request import FetchRequest as QuorumFetchRequest
+from kio.schema.fetch_snapshot.v0.request import FetchSnapshotRequest
+from kio.schema.vote.v2.request import VoteRequest
+
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import controller_handles, handles
 from kafkalite.protocol.errors import ErrorCode
@@ -36,8 +43,16 @@ async def _quorum_rpc(ctx: RequestContext, request: Any) -> Any:
     return wire.encode(response, quorum.cluster_id)
 
 
-for _api_key, _version in ((52, 2), (53, 0), (54, 0), (1, 15), (59, 0)):
-    controller_handles(_api_key, _version, _version)(_quorum_rpc)
+for _request_type in (
+    VoteRequest,
+    BeginQuorumEpochRequest,
+    EndQuorumEpochRequest,
+    QuorumFetchRequest,
+    FetchSnapshotRequest,
+):
+    controller_handles(_request_type, _request_type.__version__, _request_type.__version__)(
+        _quorum_rpc
+    )
 
 
 async def describe_quorum(ctx: RequestContext, request: Any) -> Any:
@@ -96,5 +111,5 @@ async def describe_quorum(ctx: RequestContext, request: Any) -> Any:
     )
 
 
-handles(55, 0, 2, forward=True)(describe_quorum)
-controller_handles(55, 0, 2)(describe_quorum)
+handles(DescribeQuorumRequest, 0, 2, forward=True)(describe_quorum)
+controller_handles(DescribeQuorumRequest, 0, 2)(describe_quorum)

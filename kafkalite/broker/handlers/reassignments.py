@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kio.schema.alter_partition_reassignments.v1.request import AlterPartitionReassignmentsRequest
+from kio.schema.list_partition_reassignments.v0.request import ListPartitionReassignmentsRequest
+
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
 from kafkalite.controller.quorum_controller import ApiResult
@@ -29,7 +32,7 @@ def _replication_factor_error(ctx: RequestContext, topic: str, index: int, targe
     )
 
 
-@handles(45, 0, 1, forward=True)
+@handles(AlterPartitionReassignmentsRequest, 0, 1, forward=True)
 async def alter_partition_reassignments(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     allow_rf_change = bool(getattr(request, "allow_replication_factor_change", True))
@@ -74,7 +77,7 @@ async def alter_partition_reassignments(ctx: RequestContext, request: Any) -> An
     )
 
 
-@handles(46, 0, 0)
+@handles(ListPartitionReassignmentsRequest, 0, 0)
 async def list_partition_reassignments(ctx: RequestContext, request: Any) -> Any:
     """Every reassignment under way, or those of the partitions asked for."""
     s = ctx.schema

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from kio.schema.delete_records.v2.request import DeleteRecordsRequest
+
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
 from kafkalite.protocol.codec import millis
@@ -39,7 +41,7 @@ async def _delete(ctx: RequestContext, topic: str, p: Any, timeout_s: float) -> 
     )
 
 
-@handles(21, 0, 2)
+@handles(DeleteRecordsRequest, 0, 2)
 async def delete_records(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     timeout_s = max(millis(request.timeout), 0) / 1000

@@ -20,6 +20,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kio.static.protocol import RequestPayload
+
 if TYPE_CHECKING:
     from kafkalite.broker.context import RequestContext
 
@@ -39,16 +41,28 @@ class Handler:
 
 
 class HandlerTable(dict[int, Handler]):
+    """Handlers by API key (what a request's header carries), registered by request type."""
+
     def handles(
-        self, api_key: int, min_version: int, max_version: int, *, forward: bool = False
+        self,
+        request_type: type[RequestPayload],
+        min_version: int,
+        max_version: int,
+        *,
+        forward: bool = False,
     ) -> Callable[[HandlerFn], HandlerFn]:
-        """Register ``fn`` as the handler of ``api_key`` for the given version range."""
+        """Register ``fn`` as the handler of ``request_type``'s API (any version's class
+        names it, e.g. ``ProduceRequest``) for the given version range."""
 
         def register(fn: HandlerFn) -> HandlerFn:
-            self.add(Handler(api_key, min_version, max_version, fn, forward))
+            self.add(Handler(request_type.__api_key__, min_version, max_version, fn, forward))
             return fn
 
         return register
+
+    def of(self, request_type: type[RequestPayload]) -> Handler:
+        """The handler of ``request_type``'s API."""
+        return self[request_type.__api_key__]
 
     def add(self, handler: Handler) -> None:
         if handler.api_key in self:

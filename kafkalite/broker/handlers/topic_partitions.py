@@ -11,6 +11,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from kio.schema.describe_topic_partitions.v0.request import DescribeTopicPartitionsRequest
+
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.metadata import ZERO_UUID, partition_fields
 from kafkalite.broker.handlers.registry import handles
@@ -52,7 +54,7 @@ def _topics(image: MetadataImage, names: list[str]) -> list[tuple[str, list[int]
     ]
 
 
-@handles(75, 0, 0)
+@handles(DescribeTopicPartitionsRequest, 0, 0)
 async def describe_topic_partitions(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     image = ctx.broker.image

@@ -8,6 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from kio.schema.create_partitions.v3.request import CreatePartitionsRequest
+from kio.schema.create_topics.v5.request import CreateTopicsRequest
+from kio.schema.delete_topics.v4.request import DeleteTopicsRequest
+from kio.schema.elect_leaders.v2.request import ElectLeadersRequest
+
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
 from kafkalite.controller.quorum_controller import CreatableTopic
@@ -33,7 +38,7 @@ def _creatable(topic: Any) -> CreatableTopic:
     )
 
 
-@handles(19, 2, 5, forward=True)
+@handles(CreateTopicsRequest, 2, 5, forward=True)
 async def create_topics(ctx: RequestContext, request: Any) -> Any:
     created = await ctx.broker.controller.create_topics(
         [_creatable(t) for t in request.topics],
@@ -68,7 +73,7 @@ async def create_topics(ctx: RequestContext, request: Any) -> Any:
     return s.CreateTopicsResponse(throttle_time=0, topics=tuple(results))
 
 
-@handles(20, 1, 4, forward=True)
+@handles(DeleteTopicsRequest, 1, 4, forward=True)
 async def delete_topics(ctx: RequestContext, request: Any) -> Any:
     deleted = await ctx.broker.controller.delete_topics(
         list(request.topic_names), _seconds(request.timeout)
@@ -83,7 +88,7 @@ async def delete_topics(ctx: RequestContext, request: Any) -> Any:
     )
 
 
-@handles(37, 0, 3, forward=True)
+@handles(CreatePartitionsRequest, 0, 3, forward=True)
 async def create_partitions(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     results = []
@@ -108,7 +113,7 @@ async def create_partitions(ctx: RequestContext, request: Any) -> Any:
     return s.CreatePartitionsResponse(throttle_time=0, results=tuple(results))
 
 
-@handles(43, 0, 2, forward=True)
+@handles(ElectLeadersRequest, 0, 2, forward=True)
 async def elect_leaders(ctx: RequestContext, request: Any) -> Any:
     """Preferred or (v1+) unclean leader election; null partitions means all of them."""
     s = ctx.schema

@@ -14,6 +14,12 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
+from kio.schema.add_offsets_to_txn.v3.request import AddOffsetsToTxnRequest
+from kio.schema.add_partitions_to_txn.v3.request import AddPartitionsToTxnRequest
+from kio.schema.describe_transactions.v0.request import DescribeTransactionsRequest
+from kio.schema.end_txn.v3.request import EndTxnRequest
+from kio.schema.list_transactions.v1.request import ListTransactionsRequest
+
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
 from kafkalite.coordinator.group.offsets_log import OFFSETS_TOPIC
@@ -29,7 +35,7 @@ def fenced_for(version: int, first_version_with_fenced: int, error: ErrorCode) -
     return error
 
 
-@handles(24, 0, 3)
+@handles(AddPartitionsToTxnRequest, 0, 3)
 async def add_partitions_to_txn(ctx: RequestContext, request: Any) -> Any:
     """Unknown topics fail alone (UNKNOWN_TOPIC_OR_PARTITION), the others are not
     attempted (OPERATION_NOT_ATTEMPTED): nothing is added unless all can be."""
@@ -70,7 +76,7 @@ async def add_partitions_to_txn(ctx: RequestContext, request: Any) -> Any:
     )
 
 
-@handles(25, 0, 3)
+@handles(AddOffsetsToTxnRequest, 0, 3)
 async def add_offsets_to_txn(ctx: RequestContext, request: Any) -> Any:
     """The group's ``__consumer_offsets`` partition joins the transaction, so that the
     offsets the producer commits there (TxnOffsetCommit) get its marker too."""
@@ -91,7 +97,7 @@ async def add_offsets_to_txn(ctx: RequestContext, request: Any) -> Any:
     )
 
 
-@handles(26, 0, 3)
+@handles(EndTxnRequest, 0, 3)
 async def end_txn(ctx: RequestContext, request: Any) -> Any:
     error = await ctx.broker.txn_coordinator.handle_end_transaction(
         request.transactional_id,
@@ -102,7 +108,7 @@ async def end_txn(ctx: RequestContext, request: Any) -> Any:
     return ctx.schema.EndTxnResponse(throttle_time=0, error_code=fenced_for(ctx.version, 2, error))
 
 
-@handles(66, 0, 1)
+@handles(ListTransactionsRequest, 0, 1)
 async def list_transactions(ctx: RequestContext, request: Any) -> Any:
     """The transactions this broker coordinates, filtered by state, producer id and (v1)
     running for at least ``duration_filter`` ms."""
@@ -138,7 +144,7 @@ async def list_transactions(ctx: RequestContext, request: Any) -> Any:
     )
 
 
-@handles(65, 0, 0)
+@handles(DescribeTransactionsRequest, 0, 0)
 async def describe_transactions(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kio.schema.txn_offset_commit.v3.request import TxnOffsetCommitRequest
+
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
 from kafkalite.broker.handlers.transactions import fenced_for
@@ -14,7 +16,7 @@ from kafkalite.coordinator.group.offsets_log import CommittedOffset
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
 
-@handles(28, 0, 3)
+@handles(TxnOffsetCommitRequest, 0, 3)
 async def txn_offset_commit(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     now = ctx.broker.now_ms()

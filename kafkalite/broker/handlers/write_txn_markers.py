@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kio.schema.write_txn_markers.v1.request import WriteTxnMarkersRequest
+
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
 from kafkalite.broker.replica_manager import ProduceResult
@@ -24,7 +26,7 @@ from kafkalite.storage.producer_state import AppendOrigin
 MARKER_TIMEOUT_S = 10.0
 
 
-@handles(27, 1, 1)
+@handles(WriteTxnMarkersRequest, 1, 1)
 async def write_txn_markers(ctx: RequestContext, request: Any) -> Any:
     broker = ctx.broker
     replicas = broker.replica_manager
