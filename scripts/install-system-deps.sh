@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # System tools the test suite uses beyond Python packages, from Debian's packages: kcat (a
-# librdkafka CLI) and Chromium with its driver (the dashboard's browser test). Installed
+# librdkafka CLI), Chromium with its driver (the dashboard's browser test) and tmux (the
+# terminal `kafkalite status --watch` is tested in). Installed
 # only when running as root with apt available; otherwise the tests that need them are
 # skipped and say why.
 set -euo pipefail
@@ -8,6 +9,7 @@ missing=()
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 if [ "${#missing[@]}" -eq 0 ]; then
   exit 0
 fi

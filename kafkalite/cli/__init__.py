@@ -1,7 +1,9 @@
-"""``kafkalite``: start a lab cluster, look inside it, break it.
+"""The kafkalite command: start a lab cluster, look inside it, break it.
 
-Every command prints a one-line ``error: ...`` and exits 1 when it cannot do its job
-(a port in use, a directory owned by a running cluster, a bad setting).
+Every command that changes the cluster says in one line what it did; one that cannot do
+its job (a port in use, a directory owned by a running cluster, a bad setting) prints a
+one-line ``error: ...`` and exits 1. ``kafkalite up`` and ``make up`` start the same
+cluster (``LAB_BROKERS`` brokers from ``LAB_BASE_PORT``).
 """
 
 from __future__ import annotations
@@ -12,63 +14,107 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.live import Live
 
+from kafkalite.cli.events_view import event_line
+from kafkalite.cli.reports import down_report, fault_report, heal_all_report
 from kafkalite.cli.status_view import status_table
-from kafkalite.cluster import Cluster, ClusterError
+from kafkalite.cluster import BrokerState, Cluster, ClusterError
 from kafkalite.cluster.spec import parse_configs
-from kafkalite.lab.connection import attach_cluster, in_course_stack
+from kafkalite.events import EventType
+from kafkalite.lab.connection import LAB_BASE_PORT, LAB_BROKERS, attach_cluster, in_course_stack
 
 DEFAULT_DIR = ".kafkalite"
-FAULT_VERBS = ("kill", "stop", "restart", "pause", "resume", "start")
+VERBS = {
+    "kill": "kill one broker (SIGKILL: a crash)",
+    "stop": "stop one broker (controlled shutdown)",
+    "restart": "stop one broker (controlled shutdown) and start it again",
+    "pause": "pause one broker (SIGSTOP: hung, holding its connections)",
+    "resume": "resume a paused broker",
+    "start": "start a stopped or dead broker",
+    "isolate": "cut one broker off from its peers and the quorum",
+    "heal": "undo isolate and slow (one broker, or all)",
+    "slow": "delay one broker's replication traffic each way",
+}
+REFRESH_S = 0.5
+DESCRIPTION = """\
+Start a Kafka-Lite lab cluster, look inside it, break it.
+
+Every command that changes the cluster says what it did. A command that cannot do its
+job prints one line starting with "error:" and exits with status 1.
+"""
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kafkalite", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="kafkalite",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    up = sub.add_parser("up", help="start a cluster in the background")
-    up.add_argument("--brokers", type=int, default=1)
-    up.add_argument("--dir", default=DEFAULT_DIR)
-    up.add_argument("--port", type=int, default=9092, help="first broker's Kafka port")
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(
+            name,
+            help=help_text,
+            description=help_text[0].upper() + help_text[1:] + ".",
+            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        )
+
+    up = command("up", "start a cluster in the background (the same one make up starts)")
+    up.add_argument("--brokers", type=int, default=LAB_BROKERS, help="how many brokers")
+    up.add_argument("--dir", default=DEFAULT_DIR, help="the cluster's folder")
+    up.add_argument("--port", type=int, default=LAB_BASE_PORT, help="first broker's Kafka port")
     up.add_argument("--config", action="append", default=[], metavar="NAME=VALUE")
 
-    status = sub.add_parser("status", help="brokers, partitions and offsets")
-    status.add_argument("--dir", default=DEFAULT_DIR)
-    status.add_argument("--json", action="store_true")
-    status.add_argument("--watch", action="store_true", help="refresh every second")
+    status = command("status", "brokers, partitions and offsets")
+    status.add_argument("--dir", default=DEFAULT_DIR, help="the cluster's folder")
+    status.add_argument("--json", action="store_true", help="print the snapshot as JSON")
+    status.add_argument(
+        "--watch", action="store_true", help=f"redraw every {REFRESH_S} s until Ctrl-C"
+    )
 
-    lab = sub.add_parser("lab", help="start (or reuse) a cluster and JupyterLab on the labs")
-    lab.add_argument("--dir", default=DEFAULT_DIR)
-    lab.add_argument("--brokers", type=int, default=3)
-    lab.add_argument("--kafka-port", type=int, default=9092, help="first broker's Kafka port")
+    events = command("events", "what happened: elections, ISR changes, truncations, fences")
+    events.add_argument("--dir", default=DEFAULT_DIR, help="the cluster's folder")
+    events.add_argument("--follow", action="store_true", help="keep printing new events")
+    events.add_argument(
+        "--type",
+        action="append",
+        default=[],
+        choices=[t.value for t in EventType],
+        metavar="TYPE",
+        help="only events of this type (repeatable; kafkalite/events.py lists them)",
+    )
+
+    lab = command("lab", "start (or reuse) a cluster and JupyterLab on the labs")
+    lab.add_argument("--dir", default=DEFAULT_DIR, help="the cluster's folder")
+    lab.add_argument("--brokers", type=int, default=LAB_BROKERS, help="how many brokers")
+    lab.add_argument(
+        "--kafka-port", type=int, default=LAB_BASE_PORT, help="first broker's Kafka port"
+    )
     lab.add_argument("--config", action="append", default=[], metavar="NAME=VALUE")
     lab.add_argument("--labs", default="labs", help="the notebooks' folder")
     lab.add_argument("--ip", default="127.0.0.1", help="JupyterLab's address (default: loopback)")
     lab.add_argument("--port", type=int, default=8888, help="JupyterLab's port")
 
-    down = sub.add_parser("down", help="stop every broker (controlled shutdown) and JupyterLab")
-    down.add_argument("--dir", default=DEFAULT_DIR)
+    down = command("down", "stop every broker (controlled shutdown) and JupyterLab")
+    down.add_argument("--dir", default=DEFAULT_DIR, help="the cluster's folder")
 
-    for verb in FAULT_VERBS:
-        fault = sub.add_parser(verb, help=f"{verb} one broker")
-        fault.add_argument("broker_id", type=int)
-        fault.add_argument("--dir", default=DEFAULT_DIR)
+    for verb, help_text in VERBS.items():
+        fault = command(verb, help_text)
+        fault.add_argument(
+            "broker_id", type=int, nargs="?" if verb == "heal" else None, help="the broker's id"
+        )
+        fault.add_argument("--dir", default=DEFAULT_DIR, help="the cluster's folder")
+        if verb == "slow":
+            fault.add_argument(
+                "--delay-ms", type=int, default=500, help="the delay each way, in ms"
+            )
 
-    isolate = sub.add_parser("isolate", help="cut one broker off from its peers and the quorum")
-    isolate.add_argument("broker_id", type=int)
-    isolate.add_argument("--dir", default=DEFAULT_DIR)
-    heal = sub.add_parser("heal", help="undo isolate/slow (one broker, or all)")
-    heal.add_argument("broker_id", type=int, nargs="?")
-    heal.add_argument("--dir", default=DEFAULT_DIR)
-    slow = sub.add_parser("slow", help="delay one broker's follower fetching")
-    slow.add_argument("broker_id", type=int)
-    slow.add_argument("--delay-ms", type=int, default=500)
-    slow.add_argument("--dir", default=DEFAULT_DIR)
-
-    broker = sub.add_parser("broker", help="run one broker in the foreground")
+    broker = command("broker", "run one broker in the foreground")
     broker.add_argument("--id", type=int, required=True)
     broker.add_argument("--host", default="127.0.0.1")
     broker.add_argument("--port", type=int, default=9092)
@@ -90,7 +136,8 @@ def _up(args: argparse.Namespace) -> int:
         base_port=args.port,
         configs=parse_configs(args.config),
     )
-    print(f"started {args.brokers} broker(s) in {args.dir}", file=sys.stderr)
+    brokers = f"{args.brokers} broker{'s' if args.brokers > 1 else ''}"
+    print(f"started {brokers} in {args.dir}; bootstrap servers:", file=sys.stderr)
     print(cluster.bootstrap_servers)
     return 0
 
@@ -104,14 +151,38 @@ def _status(args: argparse.Namespace) -> int:
     if not args.watch:
         console.print(status_table(cluster.status()))
         return 0
-    with Live(status_table(cluster.status()), console=console, refresh_per_second=2) as live:
+    with Live(status_table(_now(cluster)), console=console, auto_refresh=False) as live:
         try:
             while True:
-                time.sleep(1)
-                live.update(status_table(cluster.status()))
+                time.sleep(REFRESH_S)
+                live.update(status_table(_now(cluster)), refresh=True)
         except KeyboardInterrupt:
             pass
     return 0
+
+
+def _now(cluster: Cluster) -> dict[str, Any]:
+    """The cluster as it is now, whichever shell started or stopped its brokers meanwhile
+    (``kafkalite start 3`` elsewhere gives broker 3 a new pid)."""
+    cluster.follow_other_shells()
+    return cluster.status()
+
+
+def _events(args: argparse.Namespace) -> int:
+    cluster = attach_cluster(Path(args.dir))
+    stream = cluster.event_stream()
+    wanted = set(args.type)
+    try:
+        while True:
+            for event in stream.poll(cluster.broker_states()):
+                if not wanted or event["type"] in wanted:
+                    print(event_line(event), flush=True)
+            if not args.follow:
+                return 0
+            time.sleep(REFRESH_S)
+            cluster.follow_other_shells()
+    except KeyboardInterrupt:
+        return 0
 
 
 def _lab(args: argparse.Namespace) -> int:
@@ -135,30 +206,42 @@ def _down(args: argparse.Namespace) -> int:
     from kafkalite.lab import jupyter  # noqa: PLC0415  (light: no notebook libraries)
 
     if jupyter.stop(Path(args.dir)):
-        print("JupyterLab stopped", file=sys.stderr)
-    attach_cluster(Path(args.dir)).down()
+        print("JupyterLab stopped")
+    cluster = attach_cluster(Path(args.dir))
+    before = cluster.broker_states()
+    cluster.down()
+    for line in down_report(before, cluster.broker_states()):
+        print(line)
     return 0
 
 
 def _fault(args: argparse.Namespace) -> int:
     cluster = attach_cluster(Path(args.dir))
-    action: Callable[[int], None] = getattr(cluster, args.command)
-    action(args.broker_id)
-    print(f"broker {args.broker_id}: {cluster.broker_states()[args.broker_id].value}")
-    return 0
-
-
-def _network_fault(args: argparse.Namespace) -> int:
-    cluster = attach_cluster(Path(args.dir))
-    if args.command == "isolate":
-        cluster.isolate(args.broker_id)
-    elif args.command == "slow":
+    if args.command == "heal" and args.broker_id is None:
+        cluster.heal(None)
+        print(heal_all_report())
+        return 0
+    verb = args.command
+    if verb == "restart":
+        # stop and start apart, so a stop that ended in SIGKILL is reported as one
+        if cluster.broker_states()[args.broker_id] not in _UP:
+            verb = "start"
+        else:
+            cluster.stop(args.broker_id)
+            if cluster.broker_states()[args.broker_id] == BrokerState.DEAD:
+                print(fault_report("stop", args.broker_id, BrokerState.DEAD))
+                verb = "start"
+    if verb == "slow":
         cluster.slow(args.broker_id, args.delay_ms)
     else:
-        cluster.heal(args.broker_id)
-    states = cluster.broker_states()
-    print(", ".join(f"broker {b}: {s.value}" for b, s in states.items()))
+        action: Callable[[int], None] = getattr(cluster, "start" if verb == "restart" else verb)
+        action(args.broker_id)
+    after = cluster.broker_states()[args.broker_id]
+    print(fault_report(verb, args.broker_id, after, getattr(args, "delay_ms", None)))
     return 0
+
+
+_UP = (BrokerState.RUNNING, BrokerState.PAUSED, BrokerState.ISOLATED)
 
 
 def _broker(args: argparse.Namespace) -> int:
@@ -172,11 +255,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands: dict[str, Callable[[argparse.Namespace], int]] = {
         "up": _up,
         "status": _status,
+        "events": _events,
         "lab": _lab,
         "down": _down,
         "broker": _broker,
-        **dict.fromkeys(FAULT_VERBS, _fault),
-        **dict.fromkeys(("isolate", "heal", "slow"), _network_fault),
+        **dict.fromkeys(VERBS, _fault),
     }
     try:
         return commands[args.command](args)

@@ -1,7 +1,8 @@
-"""``kafkalite status`` as rich tables: brokers, partitions (every replica's offsets, the
-open transactions that hold the last stable offset back), the metadata quorum and the
-transactions the coordinators know, drawn from one ``Cluster.status()`` snapshot (pure: no
-I/O)."""
+"""``kafkalite status`` as rich tables: brokers (with how late each one's loop runs and
+the delay ``slow`` put on it), partitions (every replica's offsets, or why its broker cannot
+say; the open transactions that hold the last stable offset back), the metadata quorum and
+the transactions the coordinators know, drawn from one ``Cluster.status()`` snapshot (pure:
+no I/O)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,17 @@ from rich.table import Table
 
 def status_table(status: dict[str, Any]) -> Group:
     brokers = Table(title="brokers")
-    for column in ("id", "address", "state", "controller"):
+    for column in ("id", "address", "state", "controller", "loop lag", "slow"):
         brokers.add_column(column)
     for b in status["brokers"]:
-        brokers.add_row(str(b["id"]), b["address"], b["state"], "yes" if b["controller"] else "")
+        brokers.add_row(
+            str(b["id"]),
+            b["address"],
+            b["state"],
+            "yes" if b["controller"] else "",
+            _ms(b.get("loop_lag_ms")),
+            _ms(b.get("slow_ms")),
+        )
     partitions = Table(title="partitions")
     for column in (
         "topic",
@@ -31,9 +39,7 @@ def status_table(status: dict[str, Any]) -> Group:
     ):
         partitions.add_column(column)
     for p in status["partitions"]:
-        replicas = "  ".join(
-            f"{r['broker']}:{r['log_end_offset']}/{r['high_watermark']}" for r in p["replicas"]
-        )
+        replicas = "  ".join(f"{r['broker']}:{replica_cell(r)}" for r in p["replicas"])
         partitions.add_row(
             p["topic"],
             str(p["partition"]),
@@ -55,6 +61,19 @@ def status_table(status: dict[str, Any]) -> Group:
     if status.get("transactions"):
         tables.append(transactions_table(status["transactions"]))
     return Group(*tables)
+
+
+def replica_cell(replica: dict[str, Any]) -> str:
+    """``LEO/HW`` of a replica whose broker answered; otherwise why it could not (its
+    broker is dead, stopped, paused) or ``?`` (running, but too busy to answer)."""
+    if replica["log_end_offset"] is not None:
+        return f"{replica['log_end_offset']}/{replica['high_watermark']}"
+    state = replica.get("state")
+    return state if state not in (None, "running", "isolated") else "?"
+
+
+def _ms(value: int | None) -> str:
+    return "" if value is None else f"{value} ms"
 
 
 def quorum_table(quorum: dict[str, Any]) -> Table:

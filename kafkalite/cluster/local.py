@@ -175,17 +175,25 @@ def _wait_listening(port: int, process: subprocess.Popen[bytes], timeout_s: floa
 
 
 def _reap(process: psutil.Process, timeout_s: float) -> bool:
-    """Wait for exit; reaps our own child, polls a process started by another shell."""
+    """Wait for exit; reaps our own child. A process another one started (``kafkalite
+    stop`` on a broker a notebook or ``kafkalite lab`` started) stays a zombie until its
+    parent reaps it: that is an exit too, or every such stop would wait out its grace
+    and end in SIGKILL."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
-            if process.status() == psutil.STATUS_ZOMBIE:
-                process.wait(0.1)
-                return True
             process.wait(0.1)
             return True
         except psutil.TimeoutExpired:
-            continue
+            if _exited(process):
+                return True
         except psutil.NoSuchProcess:
             return True
-    return not process.is_running()
+    return _exited(process)
+
+
+def _exited(process: psutil.Process) -> bool:
+    try:
+        return bool(process.status() == psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
+        return True

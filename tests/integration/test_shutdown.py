@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from kafkalite.cluster import Cluster
+from tests.support.cli import kafkalite
 from tests.support.load import ProducerLoad
 from tests.support.quorum import controller
 from tests.support.topics import create_topic
@@ -76,6 +77,20 @@ def test_down_stops_every_broker_at_once_without_killing_any(
     assert took < STOP_BOUND_S, f"down took {took:.1f} s"
     links_log = (Path(cluster.spec.root) / "links.log").read_text()
     assert links_log == "", f"the link proxies were not quiet:\n{links_log}"
+
+
+def test_a_stop_from_another_shell_ends_in_seconds(fresh_cluster: Cluster) -> None:
+    """``kafkalite stop`` in a terminal, on a broker a notebook (here: this process)
+    started: the stopped broker stays a zombie until its parent reaps it, which the stop
+    once took for a process still running, waiting out its grace and then killing it."""
+    started = time.monotonic()
+    stopped = kafkalite("stop", "1", "--dir", str(fresh_cluster.spec.root))
+    took = time.monotonic() - started
+    assert stopped.returncode == 0, stopped.stderr
+    assert "controlled shutdown" in stopped.stdout and "SIGKILL" not in stopped.stdout
+    assert took < STOP_BOUND_S, f"stop took {took:.1f} s"
+    fresh_cluster.follow_other_shells()
+    assert state(fresh_cluster, 1) == "stopped"
 
 
 def test_a_broker_that_had_to_be_killed_reads_as_dead(fresh_cluster: Cluster) -> None:

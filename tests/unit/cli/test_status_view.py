@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from kafkalite.cli.status_view import status_table
+from kafkalite.cli.status_view import replica_cell, status_table
 
 pytestmark = pytest.mark.unit
 
@@ -64,3 +64,28 @@ def test_open_transactions_and_the_coordinators_view_are_shown() -> None:
 
 def test_no_transactions_no_table() -> None:
     assert "transactions (from" not in rendered(snapshot([]))
+
+
+def test_a_slowed_broker_its_loop_lag_and_a_dead_brokers_replicas_are_shown() -> None:
+    status = snapshot([])
+    status["brokers"] = [
+        {"id": 1, "address": "a:1", "state": "running", "controller": True, "loop_lag_ms": 3},
+        {"id": 2, "address": "a:2", "state": "dead", "controller": False, "loop_lag_ms": None},
+    ]
+    status["brokers"][0]["slow_ms"] = 250
+    status["partitions"][0]["replicas"].append(
+        {"broker": 2, "state": "dead", "log_end_offset": None, "high_watermark": None}
+    )
+    text = rendered(status)
+    assert "250 ms" in text and "3 ms" in text
+    assert "2:dead" in text and "None" not in text
+
+
+@pytest.mark.parametrize(
+    ("state", "cell"),
+    [("dead", "dead"), ("paused", "paused"), ("stopped", "stopped"), ("running", "?")],
+)
+def test_a_replica_whose_broker_did_not_answer_says_why(state: str, cell: str) -> None:
+    row = {"broker": 2, "state": state, "log_end_offset": None, "high_watermark": None}
+    assert replica_cell(row) == cell
+    assert replica_cell({**row, "log_end_offset": 5, "high_watermark": 4}) == "5/4"

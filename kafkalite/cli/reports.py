@@ -1,0 +1,72 @@
+"""What a command that changes the cluster says it did (pure: states in, sentences out).
+
+Every verb answers in one line that names the broker, what happened to it in words a
+student can act on, and how to undo it; a controlled shutdown that had to end in SIGKILL
+says so, since the broker then lost what it had not written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kafkalite.cluster.backend import BrokerState
+
+UNDO = {
+    "kill": "start",
+    "stop": "start",
+    "pause": "resume",
+    "isolate": "heal",
+    "slow": "heal",
+}
+
+
+def fault_report(
+    verb: str,
+    broker_id: int,
+    after: BrokerState,
+    delay_ms: int | None = None,
+    stop_grace_s: float = 10,
+) -> str:
+    """The line ``kafkalite VERB N`` prints once the verb is done."""
+    undo = f" (`kafkalite {UNDO[verb]} {broker_id}` undoes it)" if verb in UNDO else ""
+    if verb in ("stop", "restart") and after == BrokerState.DEAD:
+        return (
+            f"broker {broker_id} did not shut down within {stop_grace_s:.0f} s and was "
+            f"killed (SIGKILL): no controlled shutdown happened"
+        )
+    said = {
+        "kill": "was killed (SIGKILL): a crash, no shutdown",
+        "stop": "stopped (controlled shutdown: its leaderships moved to other replicas first)",
+        "start": "started",
+        "restart": "restarted (controlled shutdown, then started)",
+        "pause": "is paused (SIGSTOP): it holds its connections and answers nothing",
+        "resume": "resumed",
+        "isolate": "is isolated: it reaches no peer and no peer reaches it; "
+        "its own clients still do",
+        "slow": f"fetches from its leaders {delay_ms} ms late, each way",
+        "heal": "is healed: no longer isolated or slow",
+    }[verb]
+    return f"broker {broker_id} {said}; it is now {after.value}{undo}"
+
+
+def heal_all_report() -> str:
+    return "every broker is healed: none is isolated or slow"
+
+
+def down_report(before: Mapping[int, BrokerState], after: Mapping[int, BrokerState]) -> list[str]:
+    """What ``kafkalite down`` did to each broker that was still up."""
+    lines = []
+    was_up = [
+        b for b, s in sorted(before.items()) if s not in (BrokerState.STOPPED, BrokerState.DEAD)
+    ]
+    stopped = [b for b in was_up if after[b] == BrokerState.STOPPED]
+    killed = [b for b in was_up if after[b] == BrokerState.DEAD]
+    if stopped:
+        names = ", ".join(map(str, stopped))
+        lines.append(
+            f"stopped broker{'s' if len(stopped) > 1 else ''} {names} (controlled shutdown)"
+        )
+    lines.extend(f"broker {b} did not shut down in time and was killed (SIGKILL)" for b in killed)
+    if not was_up:
+        lines.append("no broker was running")
+    return lines

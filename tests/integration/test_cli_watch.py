@@ -1,0 +1,134 @@
+"""``kafkalite status --watch`` and ``kafkalite events --follow`` follow the cluster while
+other shells break it: the watch runs in a real terminal (tmux), the fault verbs are
+separate ``kafkalite`` commands, as a student runs them in a second terminal."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from kafkalite.cluster import Cluster
+from tests.support.cli import kafkalite
+from tests.support.waiting import wait_for
+
+pytestmark = [
+    pytest.mark.interop,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
+
+SHOWN_WITHIN_S = 2.0
+FENCED = "broker_fenced"
+
+
+class Terminal:
+    """One command running in a detached tmux session; ``screen()`` is what it shows."""
+
+    def __init__(self, command: list[str]) -> None:
+        self.name = f"kafkalite-{uuid.uuid4().hex[:8]}"
+        subprocess.run(
+            ["tmux", "new-session", "-d", "-s", self.name, "-x", "220", "-y", "60", *command],
+            check=True,
+        )
+
+    def screen(self) -> str:
+        shown = subprocess.run(
+            ["tmux", "capture-pane", "-p", "-t", self.name],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return shown.stdout
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "kill-session", "-t", self.name], check=False)
+
+
+@pytest.fixture
+def terminal() -> Iterator[Callable[[list[str]], Terminal]]:
+    opened: list[Terminal] = []
+
+    def open_terminal(command: list[str]) -> Terminal:
+        opened.append(Terminal(command))
+        return opened[-1]
+
+    try:
+        yield open_terminal
+    finally:
+        for t in opened:
+            t.close()
+
+
+def broker_row(screen: str, address: str) -> str:
+    return next((line for line in screen.splitlines() if address in line), "")
+
+
+def test_status_watch_shows_each_fault_within_two_seconds(
+    make_cluster3: Callable[..., Cluster], terminal: Callable[[list[str]], Terminal]
+) -> None:
+    cluster = make_cluster3()
+    root = str(cluster.spec.root)
+    address = cluster.spec.broker(3).address
+    watch = terminal([sys.executable, "-m", "kafkalite", "status", "--watch", "--dir", root])
+    wait_for(lambda: "running" in broker_row(watch.screen(), address), 30, "the first frame")
+
+    steps = [
+        (["kill", "3"], "dead"),
+        (["start", "3"], "running"),
+        (["pause", "3"], "paused"),
+        (["resume", "3"], "running"),
+        (["isolate", "3"], "isolated"),
+        (["heal", "3"], "running"),
+        (["slow", "3", "--delay-ms", "300"], "300 ms"),
+        (["heal", "3"], "running"),
+    ]
+    for verb, shown in steps:
+        done = kafkalite(*verb, "--dir", root)
+        assert done.returncode == 0, done.stderr
+        told = time.monotonic()
+
+        def seen(shown: str = shown, verb: list[str] = verb) -> bool:
+            row = broker_row(watch.screen(), address)
+            healed = verb[0] != "heal" or "300 ms" not in row
+            return shown in row and healed
+
+        wait_for(seen, SHOWN_WITHIN_S, f"`{' '.join(verb)}` in the watch")
+        assert time.monotonic() - told <= SHOWN_WITHIN_S
+
+
+def test_events_follow_prints_an_election_and_commands_say_what_they_did(
+    make_cluster3: Callable[..., Cluster], terminal: Callable[[list[str]], Terminal]
+) -> None:
+    cluster = make_cluster3()
+    root = str(cluster.spec.root)
+    created = kafkalite("events", "--dir", root)
+    assert created.returncode == 0 and "broker_started" in created.stdout, created.stderr
+
+    follow = terminal(
+        [sys.executable, "-m", "kafkalite", "events", "--follow", "--dir", root, "--type", FENCED]
+    )
+    killed = kafkalite("kill", "2", "--dir", root)
+    assert killed.stdout.strip() == (
+        "broker 2 was killed (SIGKILL): a crash, no shutdown; it is now dead "
+        "(`kafkalite start 2` undoes it)"
+    )
+    wait_for(lambda: FENCED in follow.screen(), 30, "the fence in events --follow")
+    stopped = kafkalite("stop", "1", "--dir", root)
+    assert stopped.stdout.startswith("broker 1 stopped (controlled shutdown"), stopped.stdout
+    down = kafkalite("down", "--dir", root)
+    assert down.stdout.strip().splitlines() == ["stopped broker 3 (controlled shutdown)"]
+
+
+def test_up_starts_the_make_up_cluster_and_help_is_plain_text(tmp_path: Path) -> None:
+    makefile = Path(__file__).parents[2] / "Makefile"
+    assert "BROKERS ?= 3" in makefile.read_text()
+    help_texts = [kafkalite("--help").stdout, kafkalite("slow", "--help").stdout]
+    assert all("``" not in text for text in help_texts)
+    assert "(default: 500)" in help_texts[1]
+    assert "(default: 3)" in kafkalite("up", "--help").stdout

@@ -1,0 +1,57 @@
+"""What a command that changes the cluster says it did, and how ``kafkalite events``
+prints an event."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafkalite.cli.events_view import event_line
+from kafkalite.cli.reports import down_report, fault_report
+from kafkalite.cluster import BrokerState
+
+pytestmark = pytest.mark.unit
+
+
+def test_each_verb_names_the_broker_its_state_and_the_undo() -> None:
+    assert fault_report("kill", 3, BrokerState.DEAD) == (
+        "broker 3 was killed (SIGKILL): a crash, no shutdown; it is now dead "
+        "(`kafkalite start 3` undoes it)"
+    )
+    assert "fetches from its leaders 300 ms late" in fault_report(
+        "slow", 2, BrokerState.RUNNING, 300
+    )
+    assert fault_report("isolate", 1, BrokerState.ISOLATED).endswith(
+        "it is now isolated (`kafkalite heal 1` undoes it)"
+    )
+    assert fault_report("start", 1, BrokerState.RUNNING) == "broker 1 started; it is now running"
+
+
+def test_a_stop_that_ended_in_sigkill_says_so() -> None:
+    line = fault_report("stop", 2, BrokerState.DEAD)
+    assert "was killed (SIGKILL)" in line and "no controlled shutdown" in line
+
+
+def test_down_reports_stopped_and_killed_brokers_apart() -> None:
+    before = {1: BrokerState.RUNNING, 2: BrokerState.PAUSED, 3: BrokerState.DEAD}
+    after = {1: BrokerState.STOPPED, 2: BrokerState.DEAD, 3: BrokerState.DEAD}
+    assert down_report(before, after) == [
+        "stopped broker 1 (controlled shutdown)",
+        "broker 2 did not shut down in time and was killed (SIGKILL)",
+    ]
+    assert down_report(after, after) == ["no broker was running"]
+
+
+def test_an_event_line_has_its_time_broker_type_and_fields() -> None:
+    event = {
+        "seq": 4,
+        "time_ms": 0,
+        "broker": 2,
+        "type": "truncated",
+        "topic": "t",
+        "partition": 0,
+        "removed": [5, 6],
+        "replay": True,
+    }
+    line = event_line(event)
+    assert "broker 2  truncated (replay)  topic=t partition=0 removed=[5,6]" in line
+    assert "seq=" not in line and "time_ms" not in line
