@@ -21,12 +21,12 @@ from kafkalite.events import EventType
 from kafkalite.network.client import PeerUnavailableError
 from kafkalite.replication.isr import caught_up_replicas, out_of_sync_replicas
 from kafkalite.replication.partition import Partition
+from kafkalite.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
     from kafkalite.broker.broker import Broker
 
 log = logging.getLogger(__name__)
-TopicPartition = tuple[str, int]
 ISR_CHECK_INTERVAL_S = 0.1
 
 

@@ -21,8 +21,7 @@ from kafkalite.events import EventType
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.replication.partition import Partition
 from kafkalite.storage.cleaner import CleanerStats, LogToClean, clean, log_to_clean, needs_cleaning
-
-TopicPartition = tuple[str, int]
+from kafkalite.topic_partition import TopicPartition
 
 
 class LogCleanerManager:

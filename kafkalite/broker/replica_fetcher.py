@@ -37,12 +37,12 @@ from kafkalite.protocol.errors import ErrorCode
 from kafkalite.replication.partition import Partition
 from kafkalite.replication.truncation import truncation_offset
 from kafkalite.storage.errors import StorageError
+from kafkalite.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
     from kafkalite.broker.broker import Broker
 
 log = logging.getLogger(__name__)
-TopicPartition = tuple[str, int]
 
 FETCH_MAX_BYTES = 16 * 1024 * 1024
 PARTITION_MAX_BYTES = 4 * 1024 * 1024

@@ -24,9 +24,9 @@ from kafkalite.storage.log import AppendInfo
 from kafkalite.storage.log_manager import LogManager
 from kafkalite.storage.producer_state import AppendOrigin
 from kafkalite.storage.txn_index import AbortedTxn
+from kafkalite.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
-TopicPartition = tuple[str, int]
 
 
 @dataclass(slots=True)

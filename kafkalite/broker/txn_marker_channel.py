@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 from kio.schema.write_txn_markers.v1 import request as markers_req
 
 from kafkalite.coordinator.transaction.markers import MarkerChannelError, TxnMarkerEntry
-from kafkalite.coordinator.transaction.state import TopicPartition
 from kafkalite.network.client import PeerConnection, PeerUnavailableError
 from kafkalite.protocol.codec import build
 from kafkalite.protocol.errors import ErrorCode
+from kafkalite.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
     from kafkalite.broker.broker import Broker

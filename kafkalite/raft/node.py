@@ -24,19 +24,19 @@ from dataclasses import dataclass
 from kafkalite.raft import messages as m
 from kafkalite.raft.config import RaftConfig
 from kafkalite.raft.election import ElectionMixin
+from kafkalite.raft.fetching import FetchingMixin
 from kafkalite.raft.log import Entry, LogInvariantError, RaftLog
 from kafkalite.raft.quorum_state import NO_ID, ElectionState, QuorumStateStore
-from kafkalite.raft.replication import ReplicationMixin
 from kafkalite.raft.roles import (
     CandidateState,
     FollowerState,
     LeaderState,
     ProspectiveState,
-    ReplicaState,
     ResignedState,
     Role,
     State,
     UnattachedState,
+    VoterProgress,
 )
 from kafkalite.raft.snapshot import Snapshot
 
@@ -57,10 +57,10 @@ class QuorumInfo:
     leader_epoch: int
     high_watermark: int
     log_end_offset: int
-    current_voters: tuple[ReplicaState, ...]
+    current_voters: tuple[VoterProgress, ...]
 
 
-class RaftNode(ElectionMixin, ReplicationMixin):
+class RaftNode(ElectionMixin, FetchingMixin):
     """One voter of the metadata quorum. See the module docstring for how to drive it."""
 
     def __init__(
@@ -98,7 +98,7 @@ class RaftNode(ElectionMixin, ReplicationMixin):
         """DescribeQuorum's partition data; None unless this node leads."""
         if not isinstance(self._state, LeaderState):
             return None
-        voters = tuple(ReplicaState(**vars(r)) for r in self._state.replicas.values())
+        voters = tuple(VoterProgress(**vars(r)) for r in self._state.replicas.values())
         return QuorumInfo(
             self.node_id, self.epoch, self._high_watermark, self.log.end_offset, voters
         )
@@ -329,7 +329,7 @@ class RaftNode(ElectionMixin, ReplicationMixin):
         leader = LeaderState(
             epoch,
             self.log.end_offset,
-            {v: ReplicaState(v) for v in self.voters},
+            {v: VoterProgress(v) for v in self.voters},
             now_ms + self.config.check_quorum_timeout_ms,
         )
         self._state = leader

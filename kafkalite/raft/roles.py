@@ -97,8 +97,8 @@ class CandidateState:
 
 
 @dataclass
-class ReplicaState:
-    """The leader's view of one voter, as DescribeQuorum reports it."""
+class VoterProgress:
+    """The leader's view of one voter, as DescribeQuorum reports it (its ``ReplicaState``)."""
 
     replica_id: int
     log_end_offset: int = -1
@@ -127,7 +127,7 @@ class LeaderState:
 
     epoch: int
     epoch_start_offset: int
-    replicas: dict[int, ReplicaState]
+    replicas: dict[int, VoterProgress]
     check_quorum_deadline_ms: int
     begin_sent_ms: dict[int, int] = field(default_factory=dict)
     parked: dict[int, ParkedFetch] = field(default_factory=dict)

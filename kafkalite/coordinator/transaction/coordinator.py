@@ -34,7 +34,6 @@ from kafkalite.coordinator.transaction.markers import (
 )
 from kafkalite.coordinator.transaction.operations import ProducerIdAndEpoch
 from kafkalite.coordinator.transaction.state import (
-    TopicPartition,
     TransactionMetadata,
     TransactionState,
     TxnTransitMetadata,
@@ -48,6 +47,7 @@ from kafkalite.coordinator.transaction.transaction_log import (
 from kafkalite.events import EventSink, EventType
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 from kafkalite.supervision import Spawn
+from kafkalite.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
 S = TransactionState

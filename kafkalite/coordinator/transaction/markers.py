@@ -31,8 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from kafkalite.coordinator.transaction.state import TopicPartition
 from kafkalite.protocol.errors import ErrorCode
+from kafkalite.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
 

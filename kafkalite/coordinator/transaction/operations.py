@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from kafkalite.coordinator.transaction.state import (
     NO_PRODUCER_EPOCH,
     IllegalTransitionError,
-    TopicPartition,
     TransactionMetadata,
     TransactionState,
     TxnTransitMetadata,
@@ -27,6 +26,7 @@ from kafkalite.coordinator.transaction.state import (
 )
 from kafkalite.coordinator.transaction.transaction_log import MAX_TRANSACTIONAL_ID_BYTES
 from kafkalite.protocol.errors import ErrorCode
+from kafkalite.topic_partition import TopicPartition
 
 S = TransactionState
 Decision = ErrorCode | TxnTransitMetadata

@@ -31,11 +31,11 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field, replace
 
+from kafkalite.topic_partition import TopicPartition
+
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 MAX_EPOCH = 32767  # Short.MaxValue
-
-TopicPartition = tuple[str, int]
 
 
 class TransactionState(enum.Enum):

@@ -16,11 +16,12 @@ from kafkalite.coordinator.transaction.markers import (
     write_markers,
 )
 from kafkalite.coordinator.transaction.operations import ProducerIdAndEpoch
-from kafkalite.coordinator.transaction.state import TopicPartition, TransactionState
+from kafkalite.coordinator.transaction.state import TransactionState
 from kafkalite.coordinator.transaction.transaction_log import decode
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 from kafkalite.protocol.records import Record
 from kafkalite.supervision import TaskSupervisor
+from kafkalite.topic_partition import TopicPartition
 
 pytestmark = [pytest.mark.unit, pytest.mark.asyncio]
 S = TransactionState

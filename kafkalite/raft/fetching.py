@@ -19,7 +19,7 @@ from kafkalite.raft.roles import FollowerState, LeaderState, ParkedFetch, Snapsh
 from kafkalite.raft.snapshot import OffsetAndEpoch, Snapshot
 
 
-class ReplicationMixin(NodeBase):
+class FetchingMixin(NodeBase):
     """Fetch-side behaviour of ``RaftNode``."""
 
     # ---- leader ----------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import pytest
 from kafkalite.raft import ElectionState, Entry, RaftNode, Role, Snapshot
 from kafkalite.raft.messages import Envelope, EpochEndOffset, FetchRequest, FetchResponse
 from kafkalite.raft.node import NotLeader
-from kafkalite.raft.roles import LeaderState, ReplicaState
+from kafkalite.raft.roles import LeaderState, VoterProgress
 from tests.unit.raft.helpers import deliver, make_node, settle
 
 pytestmark = pytest.mark.unit
@@ -48,7 +48,7 @@ def test_a_diverging_follower_truncates_to_the_leaders_epoch_boundary_and_catche
 def test_high_watermark_waits_for_an_entry_of_the_current_epoch() -> None:
     """Entries 0..4 are from epoch 1; epoch 3's LeaderChange is at offset 5. A majority
     holding 0..4 commits nothing (Raft §5.4.2); a majority holding offset 5 commits all."""
-    leader = LeaderState(3, 5, {v: ReplicaState(v) for v in (1, 2, 3)}, 0)
+    leader = LeaderState(3, 5, {v: VoterProgress(v) for v in (1, 2, 3)}, 0)
     leader.update_replica(1, 6, 0, 6)
     leader.update_replica(2, 5, 0, 6)
     assert leader.maybe_update_high_watermark(current=0) is None
