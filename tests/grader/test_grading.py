@@ -212,26 +212,18 @@ def test_the_gradescope_zip_grades_in_a_clean_directory(toy, tmp_path):
     env = {**os.environ, "AUTOGRADER_ROOT": str(root)}
     for script in ("setup.sh", "run_autograder"):
         (root / "source" / script).chmod(0o755)
-    setup = subprocess.run(
-        ["bash", str(root / "source" / "setup.sh")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
+    setup = _script(root / "source" / "setup.sh", env, timeout=900)
     assert setup.returncode == 0, setup.stderr[-2000:]
     (root / "submission").mkdir()
     shutil.copy(SUBMISSIONS / "wrong.py", root / "submission" / "lab.py")
-    run = subprocess.run(
-        [str(root / "source" / "run_autograder")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    run = _script(root / "source" / "run_autograder", env, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     results = json.loads((root / "results" / "results.json").read_text())
     assert results["score"] == 1
     _assert_nothing_left(tmp_path)
+
+
+def _script(path: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", str(path)], env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
