@@ -14,6 +14,7 @@ shared by every assert on it (module-scoped fixtures): a grading costs fresh clu
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,38 +58,98 @@ def _graded(lab: str, submission: Path, tmp: Path, questions: set[str] | None = 
     return Graded(cases, results.total, results.possible, seconds)
 
 
-def _master(lab: str) -> Path:
-    return assignments.find_master(lab)
+@dataclass(frozen=True, slots=True)
+class Wrong:
+    """A known-wrong submission: the cases it must fail (and only those), words its
+    feedback must hold, and its score on the questions it is graded on."""
+
+    lab: str
+    submission: str
+    questions: frozenset[str]
+    fails: tuple[tuple[str, str], ...]
+    says: str
+    score: tuple[float, float]
 
 
-# ---- lab 04: leader failover ---------------------------------------------------------
+MASTERS = {"04": 7, "05": 10}
+"""The labs whose masters are graded, and their points (every auto-graded question)."""
 
-
-@pytest.fixture(scope="module")
-def lab04_master(tmp_path_factory: pytest.TempPathFactory) -> Graded:
-    return _graded("04", _master("04"), tmp_path_factory.mktemp("lab04"))
-
-
-@pytest.fixture(scope="module")
-def lab04_acks1(tmp_path_factory: pytest.TempPathFactory) -> Graded:
-    return _graded(
+WRONG = [
+    Wrong(
         "04",
-        SUBMISSIONS / "lab04_acks1.py",
-        tmp_path_factory.mktemp("lab04-acks1"),
-        {"durable_settings"},
-    )
+        "lab04_acks1.py",
+        frozenset({"durable_settings"}),
+        (("durable_settings", "test_nothing_acknowledged_is_lost_when_the_leader_is_isolated"),),
+        "acknowledged writes when the leader was isolated",
+        (1, 3),
+    ),
+    Wrong(
+        "05",
+        "lab05_no_idempotence.py",
+        frozenset({"payment_producer"}),
+        (("payment_producer", "test_a_lost_acknowledgement_writes_the_payment_once"),),
+        "written twice after a lost acknowledgement",
+        (1, 3),
+    ),
+    Wrong(
+        "05",
+        "lab05_at_least_once.py",
+        frozenset({"exactly_once"}),
+        (
+            ("exactly_once", "test_each_payment_counted_once_across_a_crash"),
+            ("exactly_once", "test_output_and_offset_agree_after_every_crash"),
+        ),
+        "payments twice after the crash",
+        (0, 3),
+    ),
+    Wrong(
+        "05",
+        "lab05_at_most_once.py",
+        frozenset({"exactly_once"}),
+        (
+            ("exactly_once", "test_each_payment_counted_once_across_a_crash"),
+            ("exactly_once", "test_output_and_offset_agree_after_every_crash"),
+        ),
+        "payments after the crash",
+        (0, 3),
+    ),
+]
 
 
-def test_lab04_reference_gets_full_marks(lab04_master: Graded) -> None:
-    assert lab04_master.failed() == {}
-    assert lab04_master.total == lab04_master.possible == 7
+@pytest.fixture(scope="module")
+def gradings(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str], Graded]:
+    """Grade each (lab, submission) once for the whole module."""
+    done: dict[tuple[str, str], Graded] = {}
+    questions = {(w.lab, w.submission): set(w.questions) for w in WRONG}
+
+    def graded(lab: str, submission: str) -> Graded:
+        if (lab, submission) not in done:
+            path = (
+                assignments.find_master(lab) if submission == "master" else SUBMISSIONS / submission
+            )
+            tmp = tmp_path_factory.mktemp(f"lab{lab}-{Path(submission).stem}")
+            done[lab, submission] = _graded(lab, path, tmp, questions.get((lab, submission)))
+        return done[lab, submission]
+
+    return graded
 
 
-def test_lab04_acks1_loses_the_writes_an_isolated_leader_acknowledged(lab04_acks1: Graded) -> None:
-    failed = lab04_acks1.failed()
-    assert list(failed) == [
-        ("durable_settings", "test_nothing_acknowledged_is_lost_when_the_leader_is_isolated")
-    ], failed
-    message = next(iter(failed.values()))
-    assert "acknowledged writes when the leader was isolated" in message, message
-    assert (lab04_acks1.total, lab04_acks1.possible) == (1, 3)
+@pytest.mark.parametrize(("lab", "points"), sorted(MASTERS.items()))
+def test_the_masters_reference_answers_get_full_marks(
+    gradings: Callable[[str, str], Graded], lab: str, points: int
+) -> None:
+    graded = gradings(lab, "master")
+    assert graded.failed() == {}
+    assert graded.total == graded.possible == points
+
+
+@pytest.mark.parametrize("wrong", WRONG, ids=lambda w: Path(w.submission).stem)
+def test_a_wrong_submission_loses_exactly_its_anomaly_and_is_told_so(
+    gradings: Callable[[str, str], Graded], wrong: Wrong
+) -> None:
+    graded = gradings(wrong.lab, wrong.submission)
+    failed = graded.failed()
+    assert sorted(failed) == sorted(wrong.fails), failed
+    first = failed[wrong.fails[0]]
+    assert wrong.says in first, first
+    assert (graded.total, graded.possible) == wrong.score
