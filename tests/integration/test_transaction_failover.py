@@ -26,13 +26,12 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaException, Producer
 from kafka import KafkaProducer
-from kafka.admin import KafkaAdminClient, NewTopic
 
 from kafkalite.cluster import Cluster
 from tests.support.transactions import (
     confluent_read,
-    coordinator_of,
-    wait_hosted,
+    coordinator_broker,
+    create_led_topic,
     write_sentinels,
 )
 from tests.support.waiting import wait_for
@@ -44,42 +43,26 @@ HOLD_MS = 4000  # how long the slowed coordinator's marker requests are held, ea
 RECORDS = 5
 
 
-def coordinator_broker(cluster: Cluster, txn_id: str) -> int:
-    address = coordinator_of(cluster.bootstrap_servers, txn_id)
-    return next(b["id"] for b in cluster.status()["brokers"] if b["address"] == address)
-
-
-def create_placed_topic(cluster: Cluster, leaders: list[int]) -> None:
-    """One partition per broker in ``leaders`` order, RF 3, each led by its first replica."""
-    assignment = {i: [lead, *(b for b in (1, 2, 3) if b != lead)] for i, lead in enumerate(leaders)}
-    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
-    try:
-        admin.create_topics(
-            [
-                NewTopic(
-                    TOPIC,
-                    num_partitions=-1,
-                    replication_factor=-1,
-                    replica_assignments=assignment,
-                    topic_configs={"min.insync.replicas": "2"},
-                )
-            ]
-        )
-    finally:
-        admin.close()
-    wait_hosted(cluster, TOPIC, len(leaders))
-
-
-def partition(cluster: Cluster, index: int, topic: str = TOPIC) -> dict[str, Any]:
+def partition(status: dict[str, Any], index: int, topic: str = TOPIC) -> dict[str, Any] | None:
+    """The partition in one ``Cluster.status()`` snapshot (None if no replica answered)."""
     return next(
-        p for p in cluster.status()["partitions"] if (p["topic"], p["partition"]) == (topic, index)
+        (p for p in status["partitions"] if (p["topic"], p["partition"]) == (topic, index)), None
     )
 
 
-def transaction(cluster: Cluster, txn_id: str) -> dict[str, Any] | None:
-    return next(
-        (t for t in cluster.status()["transactions"] if t["transactional_id"] == txn_id), None
-    )
+def transaction(status: dict[str, Any], txn_id: str) -> dict[str, Any] | None:
+    return next((t for t in status["transactions"] if t["transactional_id"] == txn_id), None)
+
+
+def is_open(state: dict[str, Any] | None) -> bool:
+    """Its leader reports the transaction open on it (no marker yet)."""
+    return state is not None and bool(state["open_transactions"])
+
+
+def is_marked(state: dict[str, Any] | None) -> bool:
+    """Its leader reports no open transaction (a partition whose leader did not answer
+    lists none, which says nothing)."""
+    return state is not None and state["leader"] is not None and not state["open_transactions"]
 
 
 def controller(cluster: Cluster) -> int:
@@ -113,18 +96,22 @@ def end(producer: Producer) -> str:
 def hold_markers(cluster: Cluster, txn_id: str, held: int, marked: int | None) -> None:
     """Wait until PrepareCommit is decided, partition ``held`` still has the transaction
     open (no marker) and ``marked`` (if any) has its marker; check that a read_committed
-    reader does not see past the open transaction."""
+    reader does not see past the open transaction.
 
-    def phase() -> bool:
-        txn = transaction(cluster, txn_id)
+    The phase lasts about ``HOLD_MS`` (until the held marker arrives), so it is observed
+    and checked in one status snapshot: a second one may come after the marker."""
+
+    def phase() -> dict[str, Any] | None:
+        status = cluster.status()
+        txn = transaction(status, txn_id)
         if txn is None or txn["state"] != "PrepareCommit":
-            return False
-        if marked is not None and partition(cluster, marked)["open_transactions"]:
-            return False
-        return bool(partition(cluster, held)["open_transactions"])
+            return None
+        if marked is not None and not is_marked(partition(status, marked)):
+            return None
+        state = partition(status, held)
+        return state if is_open(state) else None
 
-    wait_for(phase, 30, f"PrepareCommit with partition {held} still unmarked")
-    state = partition(cluster, held)
+    state = wait_for(phase, 30, f"PrepareCommit with partition {held} still unmarked")
     assert state["last_stable_offset"] == state["open_transactions"][0]["first_offset"]
 
 
@@ -138,7 +125,7 @@ def test_a_transaction_ends_the_same_way_everywhere(
     txn_id = f"tx-{uuid.uuid4().hex[:8]}"
     coordinator = coordinator_broker(cluster, txn_id)
     others = [b for b in (1, 2, 3) if b != coordinator]
-    create_placed_topic(cluster, [coordinator, *others])  # P0 on the coordinator, P1, P2 not
+    create_led_topic(cluster, TOPIC, [coordinator, *others])  # P0 on the coordinator, P1, P2 not
     # PrepareCommit with no marker: both partitions led elsewhere; between markers: P0 is
     # marked by the coordinator itself at once, P1 waits
     partitions = [1, 2] if phase == "after_prepare_commit" else [0, 1]
@@ -167,15 +154,16 @@ def test_a_transaction_ends_the_same_way_everywhere(
     cluster.start(victim)
     final = "CompleteCommit" if outcome == "commit" else "CompleteAbort"
     wait_for(
-        lambda: (t := transaction(cluster, txn_id)) is not None and t["state"] == final,
+        lambda: (t := transaction(cluster.status(), txn_id)) is not None and t["state"] == final,
         60,
         f"the transaction to reach {final}",
     )
-    wait_for(
-        lambda: all(not partition(cluster, p)["open_transactions"] for p in partitions),
-        60,
-        "every partition to have its marker",
-    )
+
+    def all_marked() -> bool:
+        status = cluster.status()
+        return all(is_marked(partition(status, p)) for p in partitions)
+
+    wait_for(all_marked, 60, "every partition to have its marker")
 
     produce_transaction(producer, partitions, "next")  # the producer goes on
     producer.commit_transaction(60)
@@ -193,7 +181,13 @@ def _victim(cluster: Cluster, target: str, coordinator: int, held: int) -> int:
     if target == "coordinator":
         return coordinator
     if target == "data_leader":
-        return int(partition(cluster, held)["leader"])
+        return int(
+            wait_for(
+                lambda: (p := partition(cluster.status(), held)) and p["leader"],
+                20,
+                f"the leader of partition {held}",
+            )
+        )
     return controller(cluster)
 
 
@@ -202,8 +196,8 @@ def _check_new_leader_holds_back(cluster: Cluster, old_leader: int, held: int) -
     its own log: its last stable offset stops at the transaction's first record."""
 
     def new_leader() -> dict[str, Any] | None:
-        state = partition(cluster, held)
-        leader = state["leader"]
+        state = partition(cluster.status(), held)
+        leader = state and state["leader"]
         return state if leader is not None and leader != old_leader else None
 
     state = wait_for(new_leader, 30, f"a new leader for partition {held}")
@@ -224,7 +218,7 @@ def test_kafka_python_commits_through_a_coordinator_failover(make_cluster3: Any)
     txn_id = f"tx-{uuid.uuid4().hex[:8]}"
     coordinator = coordinator_broker(cluster, txn_id)
     others = [b for b in (1, 2, 3) if b != coordinator]
-    create_placed_topic(cluster, [coordinator, *others])
+    create_led_topic(cluster, TOPIC, [coordinator, *others])
     producer = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=txn_id)
     producer.init_transactions()
     producer.begin_transaction()
@@ -237,7 +231,7 @@ def test_kafka_python_commits_through_a_coordinator_failover(make_cluster3: Any)
     cluster.heal()
     producer.close(timeout=5)
     wait_for(
-        lambda: (t := transaction(cluster, txn_id)) and t["state"] == "CompleteCommit",
+        lambda: (t := transaction(cluster.status(), txn_id)) and t["state"] == "CompleteCommit",
         60,
         "the new coordinator to complete the commit",
     )

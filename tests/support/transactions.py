@@ -13,6 +13,7 @@ import time
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from kafka import KafkaConsumer
 from kafka import TopicPartition as KTopicPartition
+from kafka.admin import KafkaAdminClient, NewTopic
 from kio.schema.find_coordinator.v3.request import FindCoordinatorRequest
 
 from kafkalite.cluster import Cluster
@@ -117,3 +118,31 @@ def wait_hosted(cluster: Cluster, topic: str, partitions: int = 1, timeout_s: fl
         )
 
     wait_for(hosted, timeout_s, f"{topic} on all its replicas")
+
+
+def coordinator_broker(cluster: Cluster, transactional_id: str) -> int:
+    """The id of the broker coordinating ``transactional_id``."""
+    address = coordinator_of(cluster.bootstrap_servers, transactional_id)
+    return next(b["id"] for b in cluster.status()["brokers"] if b["address"] == address)
+
+
+def create_led_topic(cluster: Cluster, topic: str, leaders: list[int]) -> None:
+    """One partition per broker in ``leaders`` order, RF 3 (min.insync.replicas 2), each led
+    by its first replica, so a test knows which broker to fault."""
+    assignment = {i: [lead, *(b for b in (1, 2, 3) if b != lead)] for i, lead in enumerate(leaders)}
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
+    try:
+        admin.create_topics(
+            [
+                NewTopic(
+                    topic,
+                    num_partitions=-1,
+                    replication_factor=-1,
+                    replica_assignments=assignment,
+                    topic_configs={"min.insync.replicas": "2"},
+                )
+            ]
+        )
+    finally:
+        admin.close()
+    wait_hosted(cluster, topic, len(leaders))
