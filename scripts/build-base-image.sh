@@ -8,6 +8,10 @@
 #   scripts/build-base-image.sh [IMAGE]     # default kafkalite-base:bookworm; prints IMAGE
 set -euo pipefail
 IMAGE=${1:-kafkalite-base:bookworm}
+# One build at a time on this machine: a second session waits, then finds the image (two
+# imports at once would build it twice and leave the first one untagged).
+exec 9>>"${TMPDIR:-/tmp}/kafkalite-base-image.lock"
+flock 9
 if docker image inspect "$IMAGE" >/dev/null 2>&1; then echo "$IMAGE"; exit 0; fi
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 SECURITY=${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}

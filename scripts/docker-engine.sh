@@ -28,17 +28,24 @@ weigh_containers() {
   fi
 }
 
+# One start or stop at a time (two test sessions starting at once would otherwise launch
+# two dockerd on one pid file, and the loser would report that no engine can start).
+mkdir -p "$RUN"
+exec 9>>"$RUN/engine.lock"
+flock 9
+
 case "${1:-start}" in
 start)
   if answers; then weigh_containers; echo "$HOST"; exit 0; fi
   command -v dockerd >/dev/null || { echo "dockerd is not installed" >&2; exit 1; }
-  mkdir -p "$ROOT" "$RUN"
-  # overlay2 works on these machines' kernels; DOCKER_STORAGE_DRIVER=vfs is the fallback
+  mkdir -p "$ROOT"
+  # overlay2 works on these machines' kernels; DOCKER_STORAGE_DRIVER=vfs is the fallback.
+  # 9>&-: the engine must not hold the start lock for its whole life.
   setsid dockerd \
     --data-root "$ROOT" --exec-root "$RUN/exec" --pidfile "$RUN/dockerd.pid" \
     -H "$HOST" --containerd-namespace kafkalite --containerd-plugins-namespace kafkalite-plugins \
     ${DOCKER_STORAGE_DRIVER:+--storage-driver "$DOCKER_STORAGE_DRIVER"} \
-    >"$RUN/dockerd.log" 2>&1 </dev/null &
+    >"$RUN/dockerd.log" 2>&1 </dev/null 9>&- &
   for _ in $(seq 1 150); do
     if answers; then weigh_containers; echo "$HOST"; exit 0; fi
     if ! kill -0 $! 2>/dev/null; then break; fi

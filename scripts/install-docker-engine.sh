@@ -17,5 +17,5 @@ if [ "$(id -u)" != "0" ] || ! command -v apt-get >/dev/null 2>&1; then
 fi
 echo "installing ${missing[*]} from Debian packages..." >&2
 apt-get update -qq >/dev/null 2>&1 || true
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 --no-install-recommends \
   "${missing[@]}" iptables >/dev/null

@@ -10,9 +10,12 @@ sessions (a developer's and CI's) never pull it from under each other.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -23,6 +26,15 @@ import docker.errors
 REPO = Path(__file__).resolve().parents[2]
 OWN_RUN_DIR = Path(os.environ.get("KAFKALITE_DOCKER_RUN", "/run/kafkalite-docker"))
 OWN_HOST = f"unix://{OWN_RUN_DIR}/docker.sock"
+
+
+@contextlib.contextmanager
+def machine_lock(name: str) -> Iterator[None]:
+    """Held by one process of this machine at a time, whichever clone it runs from (they
+    all share one engine and its images)."""
+    with (Path(tempfile.gettempdir()) / f"kafkalite-docker-{name}.lock").open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
 
 
 class NoEngine(Exception):

@@ -11,6 +11,7 @@ never run each other's code.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -27,11 +28,12 @@ from typing import Any
 import docker.errors
 from docker.models.containers import Container
 
-from tests.containers.engine import REPO, Engine
+from tests.containers.engine import REPO, Engine, machine_lock
 from tests.support.waiting import wait_for
 
 PROJECT_LABEL = "com.docker.compose.project"
 ROLE_LABEL = "org.kafkalite.role"
+LABEL_IMAGE = "org.kafkalite.image=kafkalite"
 COURSE_FILES = ["docker-compose.yml", "docker/docker-socket.yml"]
 HUB_FILES = ["docker/jupyterhub/docker-compose.yml"]
 
@@ -98,6 +100,13 @@ def script_files(scripts: list[str]) -> dict[str, Path]:
     }
 
 
+def processes_of(container: Container) -> dict[str, tuple[str, str]]:
+    """Every process of a container, ``docker top``: host pid -> (uid, command line). Not
+    through ``exec``: the engine sometimes loses a short command's output (moby#27289)."""
+    top = container.top(ps_args="-o pid,uid,args")
+    return {pid: (uid, command) for pid, uid, command in top["Processes"]}
+
+
 def docker_exec(
     engine: Engine,
     container: Container,
@@ -153,11 +162,16 @@ class ComposeProject:
         return done.stdout
 
     def build(self, *services: str, files: list[str] | None = None) -> None:
-        self.run("build", "--force-rm", *services, files=files, timeout_s=1500)
-        # the images an earlier build of this clone left untagged (the build cache stays)
-        self.engine.client.images.prune(
-            filters={"dangling": True, "label": "org.kafkalite.image=kafkalite"}
-        )
+        """Build the images, one session of this machine at a time (test sessions of
+        several clones and group runs share the engine); then remove the images an earlier
+        build left untagged, one by one: an engine refuses a second ``image prune`` while
+        one runs (409), and a prune would also take another build's images away."""
+        with machine_lock("image-build"):
+            self.run("build", "--force-rm", *services, files=files, timeout_s=1500)
+            images = self.engine.client.images
+            for image in images.list(filters={"dangling": True, "label": LABEL_IMAGE}):
+                with contextlib.suppress(docker.errors.APIError):  # a container still uses it
+                    images.remove(image.id)
 
     def down(self) -> None:
         self.run("down", "-v", "--remove-orphans", "--timeout", "60", timeout_s=300)

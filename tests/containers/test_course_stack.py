@@ -18,7 +18,14 @@ import pytest
 
 from kafkalite.cluster import Cluster
 from tests.containers.engine import Engine
-from tests.containers.stack import LAB_BUDGET_S, CourseStack, copy_into, run_lab_04, script_files
+from tests.containers.stack import (
+    LAB_BUDGET_S,
+    CourseStack,
+    copy_into,
+    processes_of,
+    run_lab_04,
+    script_files,
+)
 from tests.support.ports import free_base_port
 from tests.support.topics import create_topic
 from tests.support.waiting import wait_for
@@ -58,10 +65,10 @@ def test_up_gives_healthy_brokers_and_jupyterlab_behind_a_token(stack: CourseSta
 
 def test_processes_run_as_a_user_under_tini(stack: CourseStack) -> None:
     for container in [*stack.containers("broker"), *stack.containers("links"), stack.lab()]:
-        code, uid = container.exec_run(["id", "-u"])
-        assert code == 0 and uid.decode().strip() == "1000", container.name
-        code, init = container.exec_run(["cat", "/proc/1/cmdline"])
-        assert init.split(b"\0")[0] == b"tini", container.name
+        processes = processes_of(container)  # pid (on the engine's host) -> uid, command
+        assert {uid for uid, _ in processes.values()} == {"1000"}, container.name
+        _, init = processes[str(stack.inspect(container)["State"]["Pid"])]
+        assert init.split()[0] == "tini", container.name
 
 
 def test_default_compose_file_keeps_the_docker_socket_out(stack: CourseStack) -> None:
@@ -132,6 +139,11 @@ def test_faults_through_the_docker_backend_lose_no_acknowledged_write(
     assert report["paused"]["state"] == "paused"
     assert report["isolated"]["state"] == "isolated"
     assert report["isolated"]["answers_clients"] and report["isolated"]["answers_clients_later"]
+    assert report["slowed"] == {
+        "broker": report["paused"]["broker"],
+        "slow_ms": {str(report["paused"]["broker"]): 300},
+    }
+    assert report["healed"] == {"isolated": [], "slow_ms": {}}
     assert report["stopped"] == {
         "broker": report["isolated"]["broker"],
         "state": "stopped",  # SIGTERM reached the broker through tini: it exited 0
