@@ -14,6 +14,13 @@ mkdir -p "$NOTEBOOKS"
 cp -R -n /opt/kafkalite/labs/. "$NOTEBOOKS"/ 2>/dev/null \
   || echo "note: could not copy the labs into $NOTEBOOKS (not writable by uid $(id -u))" >&2
 cd "$NOTEBOOKS"
+# The spark profile's standalone cluster: kafkalite.spark.session() uses it, and executors
+# on the worker connect back to this container's address (not to its loopback).
+if [ "${KAFKALITE_SPARK:-0}" = 1 ] && getent hosts spark-master >/dev/null; then
+  export KAFKALITE_SPARK_MASTER=${KAFKALITE_SPARK_MASTER:-spark://spark-master:7077}
+  SPARK_LOCAL_IP=$(hostname -i | cut -d' ' -f1)
+  export SPARK_LOCAL_IP
+fi
 if [ -n "${JUPYTERHUB_API_TOKEN:-}" ]; then
   exec jupyterhub-singleuser --ServerApp.root_dir="$NOTEBOOKS" "$@"
 fi

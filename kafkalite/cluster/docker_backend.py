@@ -159,7 +159,7 @@ class DockerBackend:
     def stop_network(self, spec: ClusterSpec) -> None:
         """Compose stops it (``docker compose down``)."""
 
-    def _faults(self) -> FaultState:
+    def fault_state(self) -> FaultState:
         """``faults.json`` of the links container, read from its file system (no exec: a
         dashboard asks for it every second)."""
         stream, _ = self._links().get_archive(f"{LINKS_DIR}/{FAULTS_FILE}")
@@ -184,7 +184,7 @@ class DockerBackend:
     def _change_faults(self, spec: ClusterSpec, change: Callable[[FaultState], None]) -> None:
         if not spec.links():
             raise ClusterError("network faults need at least two brokers")
-        state = self._faults()
+        state = self.fault_state()
         change(state)
         self._save_faults(state)
         time.sleep(FAULTS_APPLIED_S)
@@ -202,7 +202,7 @@ class DockerBackend:
     def isolated(self, spec: ClusterSpec) -> set[int]:
         if self.client is None or not spec.links():
             return set()
-        return self._faults().isolated
+        return self.fault_state().isolated
 
     def slowed(self, spec: ClusterSpec) -> dict[int, int]:
         if self.client is None or not spec.links():

@@ -12,6 +12,7 @@ whether any acknowledged write was lost or duplicated.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from kafkalite.checker import Ack, check
 from kafkalite.cluster import BrokerState, Cluster
 from kafkalite.cluster.docker_backend import DockerBackend
 from kafkalite.cluster.healthcheck import probe
+from kafkalite.lab.lab import LabTimeoutError
 from tests.support.waiting import wait_for
 
 TOPIC = "failover"
@@ -160,10 +162,18 @@ def fault_steps(cluster: Cluster, load: Load) -> dict[str, Any]:
     cluster.heal()
     wait_for(lambda: isr_complete(cluster), 120, f"broker {isolated} back in every ISR")
 
-    # -- stop: a controlled shutdown (SIGTERM through tini); the container exits 0
-    cluster.stop(isolated)
+    # -- slow: the broker's replication fetches arrive late; writes keep being acknowledged
     backend = cluster.backend
     assert isinstance(backend, DockerBackend)
+    acked = len(load.acks)
+    cluster.slow(paused, 300)
+    report["slowed"] = {"broker": paused, "slow_ms": backend.fault_state().slow_ms}
+    wait_for(lambda: acked_since(load, acked), 60, "acknowledged writes while slowed")
+    cluster.heal()
+    report["healed"] = backend.fault_state().to_json()
+
+    # -- stop: a controlled shutdown (SIGTERM through tini); the container exits 0
+    cluster.stop(isolated)
     state = backend.container(broker).attrs["State"]
     report["stopped"] = {
         "broker": isolated,
@@ -178,7 +188,11 @@ def fault_steps(cluster: Cluster, load: Load) -> dict[str, Any]:
 
 def main() -> None:
     lab = kafkalite.lab.connect()  # as a notebook does: the Docker backend here
-    lab.reset(timeout_s=120)  # whatever an earlier lab left broken comes back first
+    try:
+        lab.reset(timeout_s=120)  # whatever an earlier lab left broken comes back first
+    except LabTimeoutError:
+        print(json.dumps(lab.status(), indent=1), file=sys.stderr)  # what never came back
+        raise
     cluster = lab.cluster
     assert all(s == BrokerState.RUNNING for s in cluster.broker_states().values())
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
