@@ -207,7 +207,7 @@ class DockerBackend:
     def slowed(self, spec: ClusterSpec) -> dict[int, int]:
         if self.client is None or not spec.links():
             return {}
-        return self._faults().slow_ms
+        return self.fault_state().slow_ms
 
 
 def container_state(state: dict[str, Any]) -> BrokerState:

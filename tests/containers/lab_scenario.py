@@ -167,7 +167,11 @@ def fault_steps(cluster: Cluster, load: Load) -> dict[str, Any]:
     assert isinstance(backend, DockerBackend)
     acked = len(load.acks)
     cluster.slow(paused, 300)
-    report["slowed"] = {"broker": paused, "slow_ms": backend.fault_state().slow_ms}
+    report["slowed"] = {
+        "broker": paused,
+        "slow_ms": backend.fault_state().slow_ms,
+        "in_status": {b["id"]: b["slow_ms"] for b in cluster.status()["brokers"]},
+    }
     wait_for(lambda: acked_since(load, acked), 60, "acknowledged writes while slowed")
     cluster.heal()
     report["healed"] = backend.fault_state().to_json()

@@ -139,9 +139,11 @@ def test_faults_through_the_docker_backend_lose_no_acknowledged_write(
     assert report["paused"]["state"] == "paused"
     assert report["isolated"]["state"] == "isolated"
     assert report["isolated"]["answers_clients"] and report["isolated"]["answers_clients_later"]
+    slowed = report["paused"]["broker"]
     assert report["slowed"] == {
-        "broker": report["paused"]["broker"],
-        "slow_ms": {str(report["paused"]["broker"]): 300},
+        "broker": slowed,
+        "slow_ms": {str(slowed): 300},
+        "in_status": {str(b): 300 if b == slowed else None for b in (1, 2, 3)},
     }
     assert report["healed"] == {"isolated": [], "slow_ms": {}}
     assert report["stopped"] == {
