@@ -9,9 +9,13 @@ import datetime
 import struct
 import time
 import uuid
+from typing import Any
 
 import pytest
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import KafkaError, KafkaException, Producer
+from kafka import KafkaProducer
+from kafka.errors import InvalidTransactionTimeoutError
+from kafka.errors import KafkaError as KafkaPythonError
 from kio.schema.add_partitions_to_txn.v3.request import (
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnTopic,
@@ -32,7 +36,9 @@ from tests.support.raw import RawConnection
 from tests.support.topics import create_topic
 from tests.support.transactions import (
     confluent_read,
+    coordinator_broker,
     coordinator_of,
+    create_led_topic,
     wait_hosted,
     write_sentinels,
 )
@@ -45,6 +51,7 @@ NONE, INVALID_REQUEST, UNKNOWN_TOPIC = 0, 42, 3
 INVALID_PRODUCER_EPOCH, INVALID_PID_MAPPING, INVALID_TIMEOUT = 47, 49, 50
 OPERATION_NOT_ATTEMPTED, INVALID_RECORD, PRODUCER_FENCED = 55, 87, 90
 TRANSACTIONAL_ID_NOT_FOUND, CONCURRENT_TRANSACTIONS = 105, 51
+NOT_COORDINATOR, INVALID_TXN_STATE = 16, 48
 
 
 def init(conn: RawConnection, txn_id: str | None, timeout: datetime.timedelta = MINUTE, **kw):
@@ -157,7 +164,7 @@ def test_commit_without_init_producer_id_and_from_a_fenced_epoch(cluster3: Clust
             INVALID_PRODUCER_EPOCH
         )
         nothing_begun = EndTxnRequest(producer_epoch=second.producer_epoch, **stale)
-        assert conn.request(nothing_begun).error_code == 48  # INVALID_TXN_STATE
+        assert conn.request(nothing_begun).error_code == INVALID_TXN_STATE
         assert describe(conn, txn_id) == (NONE, "Empty")
 
 
@@ -315,3 +322,92 @@ def test_a_transaction_past_its_timeout_is_aborted(cluster3: Cluster) -> None:
         producer.commit_transaction(30)
     write_sentinels(bootstrap, topic, 1)
     assert confluent_read(bootstrap, topic, 1, "read_committed") == {0: []}
+
+
+def test_a_decided_transaction_refuses_what_would_change_it(make_cluster3: Any) -> None:
+    """While PrepareCommit waits for its marker (the only replica of the partition is
+    paused), the producer's next steps are CONCURRENT_TRANSACTIONS (retry later) and an
+    abort is INVALID_TXN_STATE; another broker answers NOT_COORDINATOR. Once the marker is
+    written the commit completes, and a repeated EndTxn(commit) is a successful retry."""
+    cluster = make_cluster3()
+    topic, txn_id = fresh_ids()
+    coordinator = coordinator_broker(cluster, txn_id)
+    leader, other = (b for b in (1, 2, 3) if b != coordinator)
+    create_led_topic(cluster, topic, [leader], replication_factor=1)
+    with RawConnection(cluster.status()["brokers"][other - 1]["address"]) as elsewhere:
+        assert init(elsewhere, txn_id).error_code == NOT_COORDINATOR
+    with RawConnection(coordinator_of(cluster.bootstrap_servers, txn_id)) as conn:
+        ids = init(conn, txn_id)
+        pid, epoch = ids.producer_id, ids.producer_epoch
+        assert add_partitions(conn, txn_id, pid, epoch, {topic: [0]}) == {(topic, 0): NONE}
+        cluster.pause(leader)
+        try:
+            end = dict(transactional_id=txn_id, producer_id=pid, producer_epoch=epoch)
+            assert conn.request(EndTxnRequest(committed=True, **end)).error_code == NONE
+            assert describe(conn, txn_id) == (NONE, "PrepareCommit")
+            assert add_partitions(conn, txn_id, pid, epoch, {topic: [0]}) == {
+                (topic, 0): CONCURRENT_TRANSACTIONS
+            }
+            assert conn.request(EndTxnRequest(committed=True, **end)).error_code == (
+                CONCURRENT_TRANSACTIONS
+            )
+            assert conn.request(EndTxnRequest(committed=False, **end)).error_code == (
+                INVALID_TXN_STATE
+            )
+            again = InitProducerIdRequest(
+                transactional_id=txn_id,
+                transaction_timeout=MINUTE,
+                producer_id=-1,
+                producer_epoch=-1,
+            )
+            assert conn.request(again).error_code == CONCURRENT_TRANSACTIONS
+            (txn,) = [
+                t for t in cluster.status()["transactions"] if t["transactional_id"] == txn_id
+            ]
+            assert txn["pending_markers"] == [f"{topic}-0"]
+        finally:
+            cluster.resume(leader)
+        wait_for(
+            lambda: describe(conn, txn_id) == (NONE, "CompleteCommit"),
+            60,
+            "the commit to complete once the marker is written",
+        )
+        assert conn.request(EndTxnRequest(committed=True, **end)).error_code == NONE
+        assert init(conn, txn_id).producer_epoch == epoch + 1
+
+
+def test_transaction_max_timeout_ms_bounds_what_producers_ask_for(make_cluster3: Any) -> None:
+    cluster = make_cluster3(**{"transaction.max.timeout.ms": "20000"})
+    bootstrap = cluster.bootstrap_servers
+    _, txn_id = fresh_ids()
+    greedy = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "transactional.id": txn_id,
+            "transaction.timeout.ms": 30000,
+        }
+    )
+    with pytest.raises(KafkaException) as refused:
+        greedy.init_transactions(30)
+    assert refused.value.args[0].code() == KafkaError.INVALID_TRANSACTION_TIMEOUT
+    students = KafkaProducer(
+        bootstrap_servers=bootstrap, transactional_id=txn_id, transaction_timeout_ms=30000
+    )
+    try:
+        with pytest.raises(KafkaPythonError, match=InvalidTransactionTimeoutError.__name__):
+            students.init_transactions()  # kafka-python wraps the broker's error 50
+    finally:
+        students.close(timeout=5)
+    modest = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "transactional.id": txn_id,
+            "transaction.timeout.ms": 20000,
+        }
+    )
+    modest.init_transactions(30)
+    with RawConnection(coordinator_of(bootstrap, txn_id)) as conn:
+        assert init(conn, txn_id, datetime.timedelta(seconds=20)).error_code == NONE
+        assert init(conn, txn_id, datetime.timedelta(milliseconds=20001)).error_code == (
+            INVALID_TIMEOUT
+        )

@@ -126,10 +126,15 @@ def coordinator_broker(cluster: Cluster, transactional_id: str) -> int:
     return next(b["id"] for b in cluster.status()["brokers"] if b["address"] == address)
 
 
-def create_led_topic(cluster: Cluster, topic: str, leaders: list[int]) -> None:
-    """One partition per broker in ``leaders`` order, RF 3 (min.insync.replicas 2), each led
-    by its first replica, so a test knows which broker to fault."""
-    assignment = {i: [lead, *(b for b in (1, 2, 3) if b != lead)] for i, lead in enumerate(leaders)}
+def create_led_topic(
+    cluster: Cluster, topic: str, leaders: list[int], replication_factor: int = 3
+) -> None:
+    """One partition per broker in ``leaders`` order, each led by its first replica (with
+    min.insync.replicas 2 when it has more than one), so a test knows which broker to fault."""
+    assignment = {
+        i: [lead, *(b for b in (1, 2, 3) if b != lead)][:replication_factor]
+        for i, lead in enumerate(leaders)
+    }
     admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
     try:
         admin.create_topics(
@@ -139,7 +144,7 @@ def create_led_topic(cluster: Cluster, topic: str, leaders: list[int]) -> None:
                     num_partitions=-1,
                     replication_factor=-1,
                     replica_assignments=assignment,
-                    topic_configs={"min.insync.replicas": "2"},
+                    topic_configs={"min.insync.replicas": str(min(2, replication_factor))},
                 )
             ]
         )
