@@ -71,7 +71,7 @@ class Wrong:
     score: tuple[float, float]
 
 
-MASTERS = {"04": 7, "05": 10}
+MASTERS = {"04": 7, "05": 10, "06": 9, "07": 9}
 """The labs whose masters are graded, and their points (every auto-graded question)."""
 
 WRONG = [
