@@ -14,8 +14,7 @@ import uuid
 import pytest
 from confluent_kafka import Producer
 from kafka import TopicPartition
-from kafka.admin import KafkaAdminClient
-from kafka.admin._transactions import AbortTransactionSpec, TransactionState
+from kafka.admin import AbortTransactionSpec, KafkaAdminClient, TransactionState
 from kafka.errors import TransactionalIdNotFoundError
 
 from kafkalite.cluster import Cluster
