@@ -71,7 +71,7 @@ class Wrong:
     score: tuple[float, float]
 
 
-MASTERS = {"04": 7, "05": 10, "06": 9, "07": 9}
+MASTERS = {"01": 7, "02": 4, "03": 4, "04": 7, "05": 10, "06": 9, "07": 9, "09": 7}
 """The labs whose masters are graded, and their points (every auto-graded question)."""
 
 WRONG = [
@@ -111,6 +111,17 @@ WRONG = [
             ("exactly_once", "test_output_and_offset_agree_after_every_crash"),
         ),
         "payments after the crash",
+        (0, 3),
+    ),
+    Wrong(
+        "06",
+        "lab06_read_uncommitted.py",
+        frozenset({"audit"}),
+        (
+            ("audit", "test_the_auditor_never_sees_aborted_data"),
+            ("audit", "test_the_auditor_stops_at_an_open_transaction"),
+        ),
+        "records of aborted transactions",
         (0, 3),
     ),
 ]
