@@ -2,10 +2,14 @@
 
 What a student would otherwise set by hand, and get wrong: Spark's Python workers must
 run the same Python as the notebook (``PYSPARK_PYTHON``, else they lack pyarrow and the
-Kafka client), Spark must bind to loopback (``SPARK_LOCAL_IP``: a lab machine's host name
-may not resolve), Java must be found, and the ``kafkalite`` format registered. On a
-standalone cluster (``master="spark://..."``) the executors also need this package: it is
-zipped and shipped with ``addPyFile`` (what ``spark-submit --py-files`` does).
+Kafka client; here a script that also starts the streaming-source runner so that it
+connects back in time on a busy machine: :mod:`kafkalite.spark.source_runner`), Spark
+must bind to loopback (``SPARK_LOCAL_IP``: a lab machine's host name may not resolve),
+Java must be found, and the ``kafkalite`` format registered. On a standalone cluster
+(``master="spark://..."``) the executors also need this package: it is zipped and
+shipped with ``addPyFile`` (what ``spark-submit --py-files`` does), unless the job
+already ships it (``spark-submit --py-files kafkalite.zip``, from which the driver then
+imports it too).
 """
 
 from __future__ import annotations
@@ -14,10 +18,12 @@ import os
 import sys
 import tempfile
 import zipfile
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kafkalite.spark.java import find_java_home
+from kafkalite.spark.source_runner import spark_python
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -28,7 +34,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # .../kafkalite
 def prepare_environment() -> None:
     """Set what Spark reads from the environment when it starts its JVM and workers
     (values a user already set are kept)."""
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_PYTHON", str(spark_python()))
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("JAVA_HOME", str(find_java_home()))
@@ -37,12 +43,31 @@ def prepare_environment() -> None:
 def package_zip(directory: Path | None = None) -> Path:
     """The ``kafkalite`` package as a zip for ``--py-files``/``addPyFile`` (Python
     sources only; executors import ``kafkalite.spark`` from it)."""
+    sources = sorted(PACKAGE_ROOT.rglob("*.py")) if PACKAGE_ROOT.is_dir() else []
+    if not sources:  # e.g. imported from a shipped zip: an empty zip would fail later
+        raise FileNotFoundError(f"kafkalite.spark: no package sources to zip in {PACKAGE_ROOT}")
     directory = directory or Path(tempfile.mkdtemp(prefix="kafkalite-pyfiles-"))
     target = directory / "kafkalite.zip"
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted(PACKAGE_ROOT.rglob("*.py")):
+        for path in sources:
             archive.write(path, path.relative_to(PACKAGE_ROOT.parent).as_posix())
     return target
+
+
+@cache
+def _process_zip() -> Path:
+    """One zip per process: Spark refuses a second ``kafkalite.zip`` from another path
+    (``session()`` called again returns the same context)."""
+    return package_zip()
+
+
+def ship_package(spark: SparkSession) -> None:
+    """Send the package to a cluster's executors, unless the job ships it already: the
+    driver then imports it from that zip (``--py-files`` come first on its path)."""
+    submitted = spark.sparkContext.getConf().get("spark.submit.pyFiles") or ""
+    if not PACKAGE_ROOT.is_dir() or "kafkalite.zip" in (Path(f).name for f in submitted.split(",")):
+        return
+    spark.sparkContext.addPyFile(str(_process_zip()))
 
 
 def register(spark: SparkSession) -> None:
@@ -82,6 +107,6 @@ def session(
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     if master.startswith("spark://"):
-        spark.sparkContext.addPyFile(str(package_zip()))
+        ship_package(spark)
     register(spark)
     return spark

@@ -47,14 +47,24 @@ def free_port() -> int:
 
 
 def executor_python(directory: Path) -> Path:
-    """A Python for the executors that sees the venv's libraries but not its kafkalite."""
+    """A Python for the executors that sees the venv's libraries but not its kafkalite.
+
+    Checked from where executors run, a directory outside the repository (``python -c``
+    looks in its working directory first, and the suite runs from the repository's root,
+    where ``import kafkalite`` always works); an empty ``PYTHONPATH`` adds no entry (an
+    empty entry would also mean the working directory)."""
     wrapper = directory / "python-without-kafkalite"
     libraries = ":".join(site.getsitepackages())
     wrapper.write_text(
-        f'#!/bin/sh\nPYTHONPATH="$PYTHONPATH:{libraries}" exec {sys.executable} -S "$@"\n'
+        f'#!/bin/sh\nPYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{libraries}" '
+        f'exec {sys.executable} -S "$@"\n'
     )
     wrapper.chmod(0o755)
-    check = subprocess.run([wrapper, "-c", "import kafkalite"], capture_output=True, check=False)
+    outside = directory / "executor-cwd"
+    outside.mkdir()
+    check = subprocess.run(
+        [wrapper, "-c", "import kafkalite"], cwd=outside, capture_output=True, check=False
+    )
     assert check.returncode != 0, "the executors' Python must not find kafkalite by itself"
     return wrapper
 
@@ -114,15 +124,18 @@ def test_exactly_once_pipeline_on_a_standalone_cluster(
         "PYSPARK_DRIVER_PYTHON": sys.executable,
         "PYTHONPATH": str(ROOT),
     }
-    result = subprocess.run(
-        [BIN / "spark-submit", "--master", standalone, "--py-files", str(shipped),
-         "--conf", "spark.executor.memory=1g",
-         str(ROOT / "examples" / "spark" / "exactly_once_topic.py"),
-         "--master", standalone, "--bootstrap", bootstrap, "--input", "orders",
-         "--output", "enriched", "--checkpoint", str(tmp_path / "checkpoint"), "--available-now"],
-        cwd=ROOT, env=env, capture_output=True, timeout=400, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr.decode(errors="replace")[-4000:]
+    driver_log = tmp_path / "driver.log"
+    with driver_log.open("wb") as log:
+        result = subprocess.run(
+            [BIN / "spark-submit", "--master", standalone, "--py-files", str(shipped),
+             "--conf", "spark.executor.memory=1g",
+             str(ROOT / "examples" / "spark" / "exactly_once_topic.py"),
+             "--master", standalone, "--bootstrap", bootstrap, "--input", "orders",
+             "--output", "enriched", "--checkpoint", str(tmp_path / "checkpoint"),
+             "--available-now"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, timeout=400, check=False,
+        )  # fmt: skip
+    assert result.returncode == 0, driver_log.read_text(errors="replace")[-6000:]
     work = list((tmp_path / "work").glob("app-*/*/stderr"))
     assert work, "no executor ran on the worker"
     acks = [
