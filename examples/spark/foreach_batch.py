@@ -61,8 +61,9 @@ def start(
     output: str,
     checkpoint: str,
     available_now: bool = False,
+    max_per_batch: str | None = None,
 ) -> StreamingQuery:
-    orders = order_stream(spark, bootstrap, source)
+    orders = order_stream(spark, bootstrap, source, max_per_batch)
     writer = (
         parse_orders(orders)
         .writeStream.foreachBatch(BatchTotalsWriter(output))
@@ -76,7 +77,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.report:
         spark = kafkalite.spark.session("foreach-batch", master=args.master)
         start(
-            spark, args.bootstrap, args.input, args.output, args.checkpoint, args.available_now
+            spark,
+            args.bootstrap,
+            args.input,
+            args.output,
+            args.checkpoint,
+            args.available_now,
+            args.max_offsets_per_trigger,
         ).awaitTermination()
         spark.stop()
     for customer, (orders, amount) in sorted(read_totals(args.output).items()):

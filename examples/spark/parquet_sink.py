@@ -32,8 +32,9 @@ def start(
     output: str,
     checkpoint: str,
     available_now: bool = False,
+    max_per_batch: str | None = None,
 ) -> StreamingQuery:
-    orders = order_stream(spark, bootstrap, source)
+    orders = order_stream(spark, bootstrap, source, max_per_batch)
     writer = (
         parse_orders(orders)
         .writeStream.format("parquet")
@@ -56,7 +57,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{customer}: {orders} orders, {amount} in all")
     else:
         start(
-            spark, args.bootstrap, args.input, args.output, args.checkpoint, args.available_now
+            spark,
+            args.bootstrap,
+            args.input,
+            args.output,
+            args.checkpoint,
+            args.available_now,
+            args.max_offsets_per_trigger,
         ).awaitTermination()
     spark.stop()
     return 0

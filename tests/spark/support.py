@@ -7,6 +7,7 @@ import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Consumer, IsolationLevel, Producer, TopicPartition
@@ -139,3 +140,14 @@ def run_to_end(start: Callable[[], StreamingQuery], timeout_s: float = 240) -> i
         if WORKER_START_TIMEOUT not in str(error) or restarts == 3:
             raise AssertionError(f"query failed: {error}")
     raise AssertionError("unreachable")
+
+
+def forget_last_commit(checkpoint: Path) -> int:
+    """Delete the checkpoint's record that its last micro-batch committed, as if the driver
+    died after the sink wrote it and before Spark recorded it: the next run replays it.
+    Returns that batch's id."""
+    commits = sorted((checkpoint / "commits").glob("[0-9]*"), key=lambda p: int(p.name))
+    last = commits[-1]
+    last.unlink()
+    (checkpoint / "commits" / f".{last.name}.crc").unlink(missing_ok=True)  # Spark's checksum
+    return int(last.name)
