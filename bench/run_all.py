@@ -8,6 +8,7 @@ from bench import (
     latency,
     replication,
     restart,
+    spark,
     startup,
     throughput,
     transactions,
@@ -23,4 +24,5 @@ if __name__ == "__main__":
     restart.main()
     dashboard.main()
     lab_startup.main()
+    spark.main()
     grader.main([])

@@ -8,6 +8,7 @@ from the query's checkpoint.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -48,10 +49,11 @@ class DriverProcess:
         return self.process is not None and self.process.poll() is None
 
     def kill(self) -> None:
-        """SIGKILL the driver's whole process group (JVM and Python workers included)."""
+        """SIGKILL the driver's whole process group (JVM and Python workers included),
+        also when the Python driver has already died by itself: its JVM may live on."""
         if self.process is None:
             return
-        if self.process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):  # the whole group is gone
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(30)
 
