@@ -466,7 +466,10 @@ async def _bounded(step: str, work: Awaitable[None], timeout_s: float) -> bool:
     ``asyncio.wait`` (not ``asyncio.timeout``) bounds the wait even for a step that does
     not end promptly once cancelled."""
     task = asyncio.ensure_future(work)
+    started = time.monotonic()
     done, _ = await asyncio.wait({task}, timeout=timeout_s)
+    if time.monotonic() - started > timeout_s / 2:
+        log.info("shutdown: %s took %.2f s", step, time.monotonic() - started)
     if not done:
         task.cancel()
         log.warning("shutdown: %s did not finish within %.1f s; going on", step, timeout_s)

@@ -7,6 +7,7 @@ import asyncio
 import logging
 import signal
 import sys
+import time
 from pathlib import Path
 
 from kafkalite.broker.broker import Broker, BrokerConfig, advertised_address
@@ -45,8 +46,13 @@ async def serve(config: BrokerConfig) -> None:
     try:
         await broker.serve_forever()
     finally:
+        asked = time.monotonic()
+        logging.getLogger(__name__).info("shutdown: asked")
         await introspection.stop()
         await broker.stop()
+        logging.getLogger(__name__).info(
+            "shutdown: broker stopped in %.2f s", time.monotonic() - asked
+        )
 
 
 def run_broker(args: argparse.Namespace) -> int:
@@ -74,4 +80,6 @@ def run_broker(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    # the time from the line above to this one is asyncio.run's own teardown
+    logging.getLogger(__name__).info("shutdown: event loop closed")
     return 0

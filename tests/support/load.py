@@ -34,12 +34,21 @@ def cpu_burners(count: int) -> Iterator[list[subprocess.Popen[bytes]]]:
 
 
 class ProducerLoad:
-    """A librdkafka producer that keeps sending to ``topic`` from a thread; counts what
-    was acknowledged and what failed (the test decides what failures mean)."""
+    """A librdkafka producer that keeps sending to ``topic`` from a thread, at most
+    ``records_per_s``; counts what was acknowledged and what failed (the test decides
+    what failures mean).
 
-    def __init__(self, bootstrap: str, topic: str, value_bytes: int = 1024) -> None:
+    Bounded because unbounded it wrote gigabytes in a few minutes of a test: a broker
+    restarted in that test then spent half a minute opening thousands of 1-MiB segments
+    and missed its start-up bound. Client load means requests in flight, not a full disk.
+    """
+
+    def __init__(
+        self, bootstrap: str, topic: str, value_bytes: int = 1024, records_per_s: int = 2000
+    ) -> None:
         self.topic = topic
         self.value = b"x" * value_bytes
+        self.records_per_s = records_per_s
         self.acked = 0
         self.failed = 0
         self._producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
@@ -53,12 +62,19 @@ class ProducerLoad:
             self.failed += 1
 
     def _run(self) -> None:
+        started = time.monotonic()
+        sent = 0
         while not self._stop.is_set():
+            ahead_s = sent / self.records_per_s - (time.monotonic() - started)
+            if ahead_s > 0:
+                self._producer.poll(ahead_s)  # serves delivery reports meanwhile
+                continue
             try:
                 self._producer.produce(self.topic, self.value, on_delivery=self._delivered)
             except (BufferError, KafkaException):
                 self._producer.poll(0.05)
                 continue
+            sent += 1
             self._producer.poll(0)
 
     def __enter__(self) -> ProducerLoad:

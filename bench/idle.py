@@ -1,0 +1,110 @@
+"""What an idle cluster costs a course server that runs one per student.
+
+- **One idle 3-broker cluster**: CPU (percent of one core) and RSS of everything it runs
+  (three broker processes and the link-proxy daemon), over ``WINDOW_S`` seconds after it
+  settled: CPU is the processes' user+system time over the window, RSS the sum at its end.
+- **Many idle clusters on one machine** (``--clusters N``): N 3-broker clusters start and
+  idle side by side; then, in each one in turn, the active controller is killed (SIGKILL)
+  and the time until its successor commits is measured against the target (1 s, as in
+  ``bench.failover``): the machine holds N clusters if each still fails over in target.
+
+Run: ``.venv/bin/python -m bench.idle`` (add ``--clusters 8`` for the second figure).
+The load average is recorded: other work on the machine inflates both figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import statistics
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import psutil
+
+from bench.common import bench_cluster, record
+from bench.failover import sigkill
+from kafkalite.cluster import Cluster
+from kafkalite.events import EventType
+from tests.support.waiting import wait_for
+
+WINDOW_S = 60.0
+SETTLE_S = 10.0
+CONTROLLER_FAILOVER_TARGET_S = 1.0
+
+
+def processes(cluster: Cluster) -> list[psutil.Process]:
+    pids = [cluster.pid(b.broker_id) for b in cluster.spec.brokers]
+    if cluster.spec.links_pid is not None:
+        pids.append(cluster.spec.links_pid)
+    return [psutil.Process(pid) for pid in pids]
+
+
+def cpu_s(procs: list[psutil.Process]) -> float:
+    """User+system CPU seconds of ``procs`` so far (threads included)."""
+    return float(sum(p.cpu_times().user + p.cpu_times().system for p in procs))
+
+
+def idle_cost(clusters: list[Cluster], window_s: float) -> dict[str, float]:
+    """Per cluster: CPU as percent of one core over ``window_s``, RSS in MiB at its end."""
+    procs = [processes(c) for c in clusters]
+    before = [cpu_s(p) for p in procs]
+    time.sleep(window_s)  # the measurement window itself: nothing to wait for
+    cpu = [100 * (cpu_s(p) - b) / window_s for p, b in zip(procs, before, strict=True)]
+    rss = [sum(x.memory_info().rss for x in p) / 2**20 for p in procs]
+    return {
+        "cpu_percent_of_a_core": round(statistics.mean(cpu), 2),
+        "cpu_percent_max": round(max(cpu), 2),
+        "rss_mib": round(statistics.mean(rss), 1),
+        "rss_mib_max": round(max(rss), 1),
+    }
+
+
+def controller_failover_s(cluster: Cluster) -> float:
+    """SIGKILL the active controller; seconds until its successor is active."""
+    status = wait_for(lambda: cluster.status()["quorum"], what="a quorum leader")
+    active = status["leader"]
+    stream = cluster.event_stream()
+    stream.poll(cluster.broker_states())  # only what happens from now on counts
+    killed = sigkill(cluster, active)
+
+    def successor() -> float | None:
+        for event in stream.poll(cluster.broker_states()):
+            if event["type"] == EventType.CONTROLLER_ACTIVATED and event["broker"] != active:
+                return float(event["time_ms"]) / 1000
+        return None
+
+    took = wait_for(successor, 30, "a new active controller") - killed
+    cluster.start(active)
+    return took
+
+
+@contextlib.contextmanager
+def idle_clusters(count: int) -> Iterator[list[Cluster]]:
+    with contextlib.ExitStack() as stack:
+        yield [stack.enter_context(bench_cluster(3)) for _ in range(count)]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="bench.idle", description=__doc__)
+    parser.add_argument("--clusters", type=int, default=1)
+    parser.add_argument("--window-s", type=float, default=WINDOW_S)
+    args = parser.parse_args(argv)
+    results: dict[str, Any] = {"clusters": args.clusters, "window_s": args.window_s}
+    with idle_clusters(args.clusters) as clusters:
+        time.sleep(SETTLE_S)  # start-up work (metadata replay, registrations) is not idle cost
+        results["load_average_before"] = os.getloadavg()[0]
+        results["idle"] = idle_cost(clusters, args.window_s)
+        if args.clusters > 1:
+            failovers = [controller_failover_s(c) for c in clusters]
+            results["controller_failover_s"] = [round(f, 2) for f in failovers]
+            results["all_within_target"] = max(failovers) <= CONTROLLER_FAILOVER_TARGET_S
+        results["load_average_after"] = os.getloadavg()[0]
+    name = "idle" if args.clusters == 1 else f"idle_{args.clusters}_clusters"
+    record(name, results)
+
+
+if __name__ == "__main__":
+    main()
