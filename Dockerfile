@@ -1,5 +1,5 @@
 # Kafka-Lite's images, one per target (docker-compose.yml builds both):
-#   broker  one `kafkalite broker` per container, as the course stack runs them
+#   broker  one `python -m kafkalite.broker` per container, as the course stack runs them
 #   lab     JupyterLab with the labs and every client they use (Spark and Java with
 #           --build-arg WITH_SPARK=1; also the image JupyterHub gives each student)
 #   hub     JupyterHub with DockerSpawner and configurable-http-proxy (docker/jupyterhub/)

@@ -1,4 +1,9 @@
-"""Run one broker in the foreground until SIGTERM/SIGINT (containers, the supervisor)."""
+"""Run one broker in the foreground until SIGTERM/SIGINT: ``python -m kafkalite.broker``.
+
+Every broker process starts here (the local supervisor, ``kafkalite broker``, the course
+stack's containers): nothing else imports the broker, so the CLI and the notebook side
+never load it.
+"""
 
 from __future__ import annotations
 
@@ -55,8 +60,21 @@ async def serve(config: BrokerConfig) -> None:
         )
 
 
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m kafkalite.broker", description="run one broker in the foreground"
+    )
+    p.add_argument("--id", type=int, required=True)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=9092)
+    p.add_argument("--admin-port", type=int, default=9192)
+    p.add_argument("--data-dir", required=True)
+    p.add_argument("--config", action="append", default=[], metavar="NAME=VALUE")
+    return p
+
+
 def run_broker(args: argparse.Namespace) -> int:
-    """Entry point for ``kafkalite broker``; returns the process exit code."""
+    """Run the broker ``args`` describe (see ``parser``); returns the process exit code."""
     logging.basicConfig(
         level=logging.INFO,
         format="%(asctime)s %(levelname)s [broker %(process)d] %(name)s: %(message)s",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -245,9 +246,14 @@ _UP = (BrokerState.RUNNING, BrokerState.PAUSED, BrokerState.ISOLATED)
 
 
 def _broker(args: argparse.Namespace) -> int:
-    from kafkalite.broker.main import run_broker  # noqa: PLC0415  (only broker processes load it)
-
-    return run_broker(args)
+    """Become ``python -m kafkalite.broker`` (exec): the CLI never imports the broker."""
+    command = [sys.executable, "-m", "kafkalite.broker", "--id", str(args.id)]
+    command += ["--host", args.host, "--port", str(args.port)]
+    command += ["--admin-port", str(args.admin_port), "--data-dir", args.data_dir]
+    for pair in args.config:
+        command += ["--config", pair]
+    sys.stdout.flush()
+    os.execv(sys.executable, command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -82,11 +82,11 @@ def compose_spec(
 
 
 def broker_command(spec: ClusterSpec, broker_id: int) -> list[str]:
-    """``kafkalite broker`` arguments for one container: listen on every interface,
-    advertise the service name, reach peers through the link proxies."""
+    """``python -m kafkalite.broker`` arguments for one container: listen on every
+    interface, advertise the service name, reach peers through the link proxies."""
     broker = spec.broker(broker_id)
     command = [
-        "broker",
+        "kafkalite.broker",
         "--id",
         str(broker_id),
         "--host",
@@ -128,7 +128,7 @@ def _run_broker(broker_id: int) -> None:
     own = spec.broker(broker_id)
     own_only = ClusterSpec(spec.root, [own], cluster_id=spec.cluster_id)
     own_only.format_storage()
-    _exec(["kafkalite", *broker_command(spec, broker_id)])
+    _exec(broker_command(spec, broker_id))
 
 
 def _run_links() -> None:

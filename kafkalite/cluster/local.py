@@ -42,8 +42,7 @@ class LocalProcessBackend:
         command = [
             sys.executable,
             "-m",
-            "kafkalite",
-            "broker",
+            "kafkalite.broker",
             "--id",
             str(broker.broker_id),
             "--host",

@@ -134,7 +134,7 @@ FRESH_CLUSTER_TOPICS = (
 
 def broker_processes(container: Container) -> int:
     """How many brokers run inside a student's container."""
-    return sum("kafkalite broker" in cmd for _, cmd in processes_of(container).values())
+    return sum("-m kafkalite.broker " in cmd for _, cmd in processes_of(container).values())
 
 
 def memory_mib(container: Container) -> float:
