@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kafkalite.controller.quorum_controller import CreatableTopic
+from kafkalite.controller.topic_control import CreatableTopic
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 from kafkalite.protocol.record_batch import RecordBatchHeader
 from kafkalite.protocol.records import Record, build_batch

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from kafkalite.controller.quorum_controller import PRODUCER_ID_BLOCK_SIZE
+from kafkalite.controller.producer_id_control import PRODUCER_ID_BLOCK_SIZE
 
 if TYPE_CHECKING:
     from kafkalite.broker.broker import Broker

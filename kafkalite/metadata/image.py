@@ -211,6 +211,10 @@ class MetadataImage:
     def live_brokers(self) -> list[BrokerRegistration]:
         return sorted((b for b in self.brokers.values() if not b.fenced), key=lambda b: b.broker_id)
 
+    def live_broker_ids(self) -> set[int]:
+        """The unfenced brokers: those that may lead and join ISRs."""
+        return {b.broker_id for b in self.brokers.values() if not b.fenced}
+
     def brokers_for_clients(self, serving: int) -> list[BrokerRegistration]:
         """The brokers Metadata and DescribeCluster list: the live ones and ``serving``,
         the broker answering. It serves, so a client may use it even while it is fenced;

@@ -15,8 +15,8 @@ from kio.schema.list_partition_reassignments.v0.request import ListPartitionReas
 
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
-from kafkalite.controller.quorum_controller import ApiResult
 from kafkalite.controller.reassignment import original_replicas
+from kafkalite.controller.results import ApiResult
 from kafkalite.protocol.errors import ErrorCode
 
 

@@ -16,7 +16,7 @@ from kio.schema.describe_topic_partitions.v0.request import DescribeTopicPartiti
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.metadata import ZERO_UUID, partition_fields
 from kafkalite.broker.handlers.registry import handles
-from kafkalite.controller.quorum_controller import INTERNAL_TOPICS
+from kafkalite.controller.topic_control import INTERNAL_TOPICS
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.protocol.errors import ErrorCode
 

@@ -15,7 +15,7 @@ from kio.schema.elect_leaders.v2.request import ElectLeadersRequest
 
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
-from kafkalite.controller.quorum_controller import CreatableTopic
+from kafkalite.controller.topic_control import CreatableTopic
 from kafkalite.protocol.codec import millis
 from kafkalite.protocol.errors import ErrorCode
 

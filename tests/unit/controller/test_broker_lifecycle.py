@@ -12,11 +12,8 @@ from kafkalite.controller.partition_changes import (
     preferred_leader,
     without_broker,
 )
-from kafkalite.controller.quorum_controller import (
-    PREFERRED_ELECTION,
-    UNCLEAN_ELECTION,
-    CreatableTopic,
-)
+from kafkalite.controller.replication_control import PREFERRED_ELECTION, UNCLEAN_ELECTION
+from kafkalite.controller.topic_control import CreatableTopic
 from kafkalite.metadata.image import PartitionRegistration
 from kafkalite.metadata.records import (
     NO_LEADER,

@@ -6,12 +6,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from kafkalite.controller.quorum_controller import (
-    CreatableTopic,
-    QuorumController,
-    spread_replicas,
-    topic_name_error,
-)
+from kafkalite.controller.quorum_controller import QuorumController
+from kafkalite.controller.topic_control import CreatableTopic, spread_replicas, topic_name_error
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.metadata.records import MetadataRecord, decode_batch, encode_batch
 from kafkalite.protocol.errors import ErrorCode

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkalite.controller.quorum_controller import CreatableTopic
+from kafkalite.controller.topic_control import CreatableTopic
 from kafkalite.protocol.errors import ErrorCode
 from tests.unit.controller.test_quorum_controller import Harness
 
