@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafkalite.broker.control_plane import ControlPlane
+from kafkalite.broker.controller_channel import ControllerChannel
+from kafkalite.broker.controller_service import ControllerService
 from kafkalite.broker.events import EventLog
 from kafkalite.broker.group_offsets import BrokerOffsetsTopic
 from kafkalite.broker.handlers import CONTROLLER_HANDLERS, HANDLERS
@@ -32,15 +34,13 @@ from kafkalite.broker.lifecycle import BrokerLifecycle
 from kafkalite.broker.log_cleaner import LogCleanerManager
 from kafkalite.broker.loop_lag import LoopLagMonitor
 from kafkalite.broker.producer_ids import ProducerIdManager
+from kafkalite.broker.raft_quorum import RaftQuorum, VoterAddress, parse_voters
 from kafkalite.broker.replica_fetcher import ReplicaFetcherManager
 from kafkalite.broker.replica_manager import ReplicaManager
 from kafkalite.broker.server import KafkaServer
 from kafkalite.broker.transaction_state import BrokerTransactionStateTopic
 from kafkalite.broker.txn_marker_channel import BrokerMarkerChannel
-from kafkalite.controller.channel import ControllerChannel
 from kafkalite.controller.quorum_controller import QuorumController
-from kafkalite.controller.raft_quorum import RaftQuorum, VoterAddress, parse_voters
-from kafkalite.controller.service import ControllerService
 from kafkalite.coordinator.group.coordinator import GroupCoordinator
 from kafkalite.coordinator.transaction.coordinator import TransactionConfig, TransactionCoordinator
 from kafkalite.events import EventType

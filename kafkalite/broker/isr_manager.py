@@ -16,7 +16,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from kafkalite.controller.raft_quorum import NotControllerError
+from kafkalite.broker.raft_quorum import NotControllerError
 from kafkalite.events import EventType
 from kafkalite.network.client import PeerUnavailableError
 from kafkalite.replication.isr import caught_up_replicas, out_of_sync_replicas

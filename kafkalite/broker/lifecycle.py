@@ -18,8 +18,8 @@ import logging
 import uuid
 from typing import TYPE_CHECKING
 
-from kafkalite.controller.channel import ControllerRequestError
-from kafkalite.controller.raft_quorum import NotControllerError
+from kafkalite.broker.controller_channel import ControllerRequestError
+from kafkalite.broker.raft_quorum import NotControllerError
 from kafkalite.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:

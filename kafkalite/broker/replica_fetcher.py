@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from kio.schema.fetch.v12 import request as fetch_req
 from kio.schema.offset_for_leader_epoch.v4 import request as epoch_req
 
-from kafkalite.controller.raft_quorum import parse_voters
+from kafkalite.broker.raft_quorum import parse_voters
 from kafkalite.events import EventType
 from kafkalite.network.client import PeerConnection, PeerUnavailableError
 from kafkalite.protocol.codec import build

@@ -22,9 +22,9 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kafkalite.broker.context import RequestContext
+from kafkalite.broker.controller_channel import ServeLocallyError
 from kafkalite.broker.handlers.api_versions import unsupported_version_reply
 from kafkalite.broker.handlers.registry import Handler, HandlerTable
-from kafkalite.controller.channel import ServeLocallyError
 from kafkalite.protocol.codec import (
     API_VERSIONS_KEY,
     MalformedRequestError,

@@ -18,8 +18,8 @@ from kio.schema.broker_registration.v0.request import BrokerRegistrationRequest
 
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import CONTROLLER_HANDLERS, HANDLERS, controller_handles
+from kafkalite.broker.raft_quorum import NotControllerError
 from kafkalite.controller.producer_id_control import PRODUCER_ID_BLOCK_SIZE
-from kafkalite.controller.raft_quorum import NotControllerError
 from kafkalite.protocol.errors import ErrorCode
 
 

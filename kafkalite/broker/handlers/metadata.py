@@ -18,7 +18,7 @@ from kio.schema.metadata.v13.request import MetadataRequest
 
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import handles
-from kafkalite.controller.raft_quorum import NotControllerError
+from kafkalite.broker.raft_quorum import NotControllerError
 from kafkalite.controller.topic_control import INTERNAL_TOPICS, CreatableTopic, topic_name_error
 from kafkalite.metadata.image import MetadataImage, PartitionRegistration, TopicImage
 from kafkalite.protocol.errors import ErrorCode

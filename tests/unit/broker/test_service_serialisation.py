@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from kafkalite.broker.controller_service import ControllerService
 from kafkalite.controller.quorum_controller import QuorumController
-from kafkalite.controller.service import ControllerService
 from kafkalite.controller.topic_control import CreatableTopic
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.metadata.records import MetadataRecord

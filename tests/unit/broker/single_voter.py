@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kafkalite.controller.raft_quorum import RaftQuorum, VoterAddress
+from kafkalite.broker.raft_quorum import RaftQuorum, VoterAddress
 from kafkalite.raft.config import RaftConfig
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kafkalite.supervision import TaskSupervisor
-from tests.unit.controller.single_voter import single_voter_quorum
+from tests.unit.broker.single_voter import single_voter_quorum
 
 pytestmark = [pytest.mark.unit, pytest.mark.asyncio]
 

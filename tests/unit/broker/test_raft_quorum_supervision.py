@@ -15,7 +15,7 @@ import pytest
 
 from kafkalite.metadata.records import MetadataRecord, TopicRecord
 from kafkalite.supervision import TaskSupervisor
-from tests.unit.controller.single_voter import single_voter_quorum
+from tests.unit.broker.single_voter import single_voter_quorum
 
 pytestmark = [pytest.mark.unit, pytest.mark.asyncio]
 

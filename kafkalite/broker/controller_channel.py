@@ -28,11 +28,11 @@ from kio.schema.create_topics.v5 import request as create_req
 from kio.schema.describe_quorum.v0 import request as quorum_req
 from kio.schema.incremental_alter_configs.v1 import request as configs_req
 
+from kafkalite.broker.controller_service import ControllerService
+from kafkalite.broker.raft_quorum import NotControllerError, RaftQuorum, VoterAddress
 from kafkalite.controller.cluster_control import HeartbeatReply
-from kafkalite.controller.raft_quorum import NotControllerError, RaftQuorum, VoterAddress
 from kafkalite.controller.replication_control import AlterPartitionReply
 from kafkalite.controller.results import ApiResult
-from kafkalite.controller.service import ControllerService
 from kafkalite.controller.topic_control import CreatableTopic, CreatedTopic
 from kafkalite.metadata.image import PartitionRegistration
 from kafkalite.network.client import PeerConnection, PeerUnavailableError

@@ -29,10 +29,10 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TypeVar
 
+from kafkalite.broker.raft_quorum import NotControllerError, RaftQuorum
 from kafkalite.controller.cluster_control import HeartbeatReply
 from kafkalite.controller.heartbeats import BrokerHeartbeats
 from kafkalite.controller.quorum_controller import QuorumController
-from kafkalite.controller.raft_quorum import NotControllerError, RaftQuorum
 from kafkalite.controller.replication_control import PREFERRED_ELECTION, AlterPartitionReply
 from kafkalite.controller.results import ApiResult, ControllerResult
 from kafkalite.controller.topic_control import CreatableTopic, CreatedTopic
