@@ -115,13 +115,12 @@ def _parser() -> argparse.ArgumentParser:
                 "--delay-ms", type=int, default=500, help="the delay each way, in ms"
             )
 
-    broker = command("broker", "run one broker in the foreground")
-    broker.add_argument("--id", type=int, required=True)
-    broker.add_argument("--host", default="127.0.0.1")
-    broker.add_argument("--port", type=int, default=9092)
-    broker.add_argument("--admin-port", type=int, default=9192)
-    broker.add_argument("--data-dir", required=True)
-    broker.add_argument("--config", action="append", default=[], metavar="NAME=VALUE")
+    sub.add_parser(
+        "broker",
+        help="run one broker in the foreground (python -m kafkalite.broker --help)",
+        add_help=False,
+        prefix_chars="\0",  # every argument, --help too, is the broker's own
+    ).add_argument("broker_args", nargs=argparse.REMAINDER)
     return parser
 
 
@@ -246,14 +245,10 @@ _UP = (BrokerState.RUNNING, BrokerState.PAUSED, BrokerState.ISOLATED)
 
 
 def _broker(args: argparse.Namespace) -> int:
-    """Become ``python -m kafkalite.broker`` (exec): the CLI never imports the broker."""
-    command = [sys.executable, "-m", "kafkalite.broker", "--id", str(args.id)]
-    command += ["--host", args.host, "--port", str(args.port)]
-    command += ["--admin-port", str(args.admin_port), "--data-dir", args.data_dir]
-    for pair in args.config:
-        command += ["--config", pair]
+    """Become ``python -m kafkalite.broker`` with the same arguments (exec): the CLI never
+    imports the broker; the broker's own parser checks them."""
     sys.stdout.flush()
-    os.execv(sys.executable, command)
+    os.execv(sys.executable, [sys.executable, "-m", "kafkalite.broker", *args.broker_args])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
