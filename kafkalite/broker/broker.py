@@ -155,8 +155,24 @@ class Broker:
         self.log_cleaner = LogCleanerManager(self.replica_manager, self.image, self.events, now_ms)
         self.lifecycle = BrokerLifecycle(self)
         self.broker_epoch = -1
-        self.fetchers = ReplicaFetcherManager(self)
-        self.isr_manager = IsrManager(self)
+        self.fetchers = ReplicaFetcherManager(
+            config.broker_id,
+            self.replica_manager,
+            self.image,
+            self.events.emit,
+            self.supervisor.spawn,
+            config.overrides.get("replica.fetch.endpoints", ""),
+        )
+        self.isr_manager = IsrManager(
+            config.broker_id,
+            lambda: self.broker_epoch,
+            self.replica_manager,
+            self.image,
+            self.controller,
+            self.events.emit,
+            now_ms,
+            self.supervisor.spawn,
+        )
         self.producer_ids = ProducerIdManager(self)
         self.group_offsets = BrokerOffsetsTopic(self)
         self.group_coordinator = GroupCoordinator(

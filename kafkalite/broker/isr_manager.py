@@ -14,17 +14,20 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from kafkalite.broker.raft_quorum import NotControllerError
-from kafkalite.events import EventType
+from kafkalite.controller.replication_control import AlterPartitionReply
+from kafkalite.events import EventSink, EventType
+from kafkalite.metadata.image import MetadataImage
 from kafkalite.network.client import PeerUnavailableError
 from kafkalite.replication.isr import caught_up_replicas, out_of_sync_replicas
 from kafkalite.replication.partition import Partition
+from kafkalite.supervision import Spawn
 from kafkalite.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
-    from kafkalite.broker.broker import Broker
+    from kafkalite.broker.replica_manager import ReplicaManager
 
 log = logging.getLogger(__name__)
 ISR_CHECK_INTERVAL_S = 0.1
@@ -44,15 +47,53 @@ def proposed_isr(
     return tuple(r for r in partition.replicas if r in members)
 
 
+class AlterPartitionChannel(Protocol):
+    """What the ISR manager needs of the way to the active controller."""
+
+    async def alter_partition(
+        self,
+        broker_id: int,
+        broker_epoch: int,
+        topic: str,
+        topic_id: str,
+        partition: int,
+        leader_epoch: int,
+        partition_epoch: int,
+        new_isr: tuple[int, ...],
+    ) -> AlterPartitionReply: ...
+
+    async def barrier(self, timeout_s: float = 5.0) -> None: ...
+
+
 class IsrManager:
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
+    """Proposes the ISR changes of the partitions this broker leads (``replicas``) through
+    ``controller``, as broker ``broker_id`` in its current ``broker_epoch()``."""
+
+    def __init__(
+        self,
+        broker_id: int,
+        broker_epoch: Callable[[], int],
+        replicas: ReplicaManager,
+        image: MetadataImage,
+        controller: AlterPartitionChannel,
+        emit: EventSink,
+        now_ms: Callable[[], int],
+        spawn: Spawn,
+    ) -> None:
+        self.broker_id = broker_id
+        self.broker_epoch = broker_epoch
+        self.replicas = replicas
+        self.image = image
+        self.controller = controller
+        self.emit = emit
+        self.now_ms = now_ms
+        self.spawn = spawn
         self._in_flight: set[TopicPartition] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._loop: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        self._loop = self.broker.supervisor.spawn(self._run(), "isr-check")
+        self._loop = self.spawn(self._run(), "isr-check")
 
     async def stop(self) -> None:
         tasks = [*self._tasks, *([self._loop] if self._loop else [])]
@@ -65,14 +106,12 @@ class IsrManager:
     async def _run(self) -> None:
         while True:
             await asyncio.sleep(ISR_CHECK_INTERVAL_S)
-            lag_max_ms = self.broker.image.broker_int("replica.lag.time.max.ms")
-            now = self.broker.now_ms()
-            for key, partition in list(self.broker.replica_manager.partitions.items()):
+            lag_max_ms = self.image.broker_int("replica.lag.time.max.ms")
+            now = self.now_ms()
+            for key, partition in list(self.replicas.partitions.items()):
                 if not partition.is_leader or key in self._in_flight:
                     continue
-                wanted = proposed_isr(
-                    partition, now, lag_max_ms, self.broker.replica_manager.is_broker_alive
-                )
+                wanted = proposed_isr(partition, now, lag_max_ms, self.replicas.is_broker_alive)
                 if wanted != partition.isr:
                     self._in_flight.add(key)
                     task = asyncio.create_task(self._propose(key, partition, wanted))
@@ -83,13 +122,13 @@ class IsrManager:
         self, key: TopicPartition, partition: Partition, wanted: tuple[int, ...]
     ) -> None:
         topic, index = key
-        topic_id = self.broker.image.topic_ids.get(topic)
+        topic_id = self.image.topic_ids.get(topic)
         try:
             if topic_id is None:
                 return
-            reply = await self.broker.controller.alter_partition(
-                self.broker.broker_id,
-                self.broker.broker_epoch,
+            reply = await self.controller.alter_partition(
+                self.broker_id,
+                self.broker_epoch(),
                 topic,
                 topic_id,
                 index,
@@ -99,7 +138,7 @@ class IsrManager:
             )
             if reply.error:
                 log.info("AlterPartition %s-%d %s: %s", topic, index, wanted, reply.error.name)
-                self.broker.events.emit(
+                self.emit(
                     EventType.REQUEST_FENCED,
                     api="AlterPartition",
                     topic=topic,
@@ -108,7 +147,7 @@ class IsrManager:
                     error=reply.error.name,
                 )
                 return
-            await self.broker.controller.barrier()  # the change is replayed here first
+            await self.controller.barrier()  # the change is replayed here first
         except (NotControllerError, PeerUnavailableError) as exc:
             log.info("AlterPartition %s-%d not sent: %s", topic, index, exc)
         finally:

@@ -30,17 +30,19 @@ from kio.schema.fetch.v12 import request as fetch_req
 from kio.schema.offset_for_leader_epoch.v4 import request as epoch_req
 
 from kafkalite.broker.raft_quorum import parse_voters
-from kafkalite.events import EventType
+from kafkalite.events import EventSink, EventType
+from kafkalite.metadata.image import MetadataImage
 from kafkalite.network.client import PeerConnection, PeerUnavailableError
 from kafkalite.protocol.codec import build
 from kafkalite.protocol.errors import ErrorCode
 from kafkalite.replication.partition import Partition
 from kafkalite.replication.truncation import truncation_offset
 from kafkalite.storage.errors import StorageError
+from kafkalite.supervision import Spawn
 from kafkalite.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
-    from kafkalite.broker.broker import Broker
+    from kafkalite.broker.replica_manager import ReplicaManager
 
 log = logging.getLogger(__name__)
 
@@ -60,13 +62,25 @@ class FetchState:
 class ReplicaFetcher:
     """Fetches every partition this broker follows from one leader."""
 
-    def __init__(self, broker: Broker, leader_id: int, connection: PeerConnection) -> None:
-        self.broker = broker
+    def __init__(
+        self,
+        broker_id: int,
+        leader_id: int,
+        connection: PeerConnection,
+        replicas: ReplicaManager,
+        image: MetadataImage,
+        emit: EventSink,
+        spawn: Spawn,
+    ) -> None:
+        self.broker_id = broker_id
         self.leader_id = leader_id
         self.connection = connection
+        self.replicas = replicas
+        self.image = image
+        self.emit = emit
         self.partitions: dict[TopicPartition, FetchState] = {}
         self._changed = asyncio.Event()
-        self._task = broker.supervisor.spawn(self._run(), f"replica-fetcher-{leader_id}")
+        self._task = spawn(self._run(), f"replica-fetcher-{leader_id}")
 
     def set_partitions(self, wanted: dict[TopicPartition, int]) -> None:
         """``wanted`` maps each partition to the leader epoch it is followed in; a new
@@ -86,7 +100,7 @@ class ReplicaFetcher:
         await self.connection.close()
 
     def _config_ms(self, name: str) -> int:
-        return self.broker.image.broker_int(name)
+        return self.image.broker_int(name)
 
     def _due(self, state: FetchState) -> bool:
         return asyncio.get_running_loop().time() >= state.retry_at
@@ -112,7 +126,7 @@ class ReplicaFetcher:
 
     def _local(self, key: TopicPartition, state: FetchState) -> Partition | None:
         """The local replica, if it still follows this leader in this epoch."""
-        partition = self.broker.replica_manager.partitions.get(key)
+        partition = self.replicas.partitions.get(key)
         if (
             partition is None
             or partition.leader != self.leader_id
@@ -152,7 +166,7 @@ class ReplicaFetcher:
         request = build(
             epoch_req.OffsetForLeaderEpochRequest,
             {
-                "replica_id": self.broker.broker_id,
+                "replica_id": self.broker_id,
                 "topics": tuple(
                     build(epoch_req.OffsetForLeaderTopic, {"topic": t, "partitions": tuple(ps)})
                     for t, ps in by_topic.items()
@@ -193,7 +207,7 @@ class ReplicaFetcher:
         )
         start, end = partition.truncate_to(offset)
         if end > start:
-            self.broker.events.emit(
+            self.emit(
                 EventType.LOG_TRUNCATED,
                 topic=key[0],
                 partition=key[1],
@@ -233,7 +247,7 @@ class ReplicaFetcher:
             fetch_req.FetchRequest,
             {
                 "cluster_id": None,
-                "replica_id": self.broker.broker_id,
+                "replica_id": self.broker_id,
                 "max_wait": max_wait_ms,
                 "min_bytes": 1,
                 "max_bytes": FETCH_MAX_BYTES,
@@ -272,7 +286,7 @@ class ReplicaFetcher:
         """Append what the leader sent, then follow its high watermark and log start."""
         local.append_as_follower(bytes(answer.records or b""), int(answer.high_watermark))
         if local.follow_log_start_offset(int(answer.log_start_offset)):
-            self.broker.events.emit(
+            self.emit(
                 EventType.LOG_START_ADVANCED,
                 topic=key[0],
                 partition=key[1],
@@ -291,7 +305,7 @@ class ReplicaFetcher:
         leader_log_start = int(answer.log_start_offset)
         if local.log_end_offset < leader_log_start:
             start, end = local.truncate_fully_and_start_at(leader_log_start)
-            self.broker.events.emit(
+            self.emit(
                 EventType.LOG_START_ADVANCED,
                 topic=key[0],
                 partition=key[1],
@@ -310,18 +324,31 @@ class ReplicaFetcher:
 class ReplicaFetcherManager:
     """Keeps one ``ReplicaFetcher`` per leader this broker follows a partition of."""
 
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
+    def __init__(
+        self,
+        broker_id: int,
+        replicas: ReplicaManager,
+        image: MetadataImage,
+        emit: EventSink,
+        spawn: Spawn,
+        endpoint_overrides: str = "",
+    ) -> None:
+        """``endpoint_overrides``: ``replica.fetch.endpoints`` (``id@host:port,...``)."""
+        self.broker_id = broker_id
+        self.replicas = replicas
+        self.image = image
+        self.emit = emit
+        self.spawn = spawn
+        self.endpoint_overrides = endpoint_overrides
         self.fetchers: dict[int, ReplicaFetcher] = {}
         self._sync_scheduled = False
 
     def endpoint(self, leader_id: int) -> tuple[str, int] | None:
-        overrides = self.broker.config.overrides.get("replica.fetch.endpoints", "")
-        if overrides:
-            endpoints = parse_voters(overrides)
+        if self.endpoint_overrides:
+            endpoints = parse_voters(self.endpoint_overrides)
             if leader_id in endpoints:
                 return endpoints[leader_id].host, endpoints[leader_id].port
-        registration = self.broker.image.brokers.get(leader_id)
+        registration = self.image.brokers.get(leader_id)
         return None if registration is None else (registration.host, registration.port)
 
     def schedule_sync(self) -> None:
@@ -333,8 +360,8 @@ class ReplicaFetcherManager:
     def _sync(self) -> None:
         self._sync_scheduled = False
         wanted: dict[int, dict[TopicPartition, int]] = {}
-        me = self.broker.broker_id
-        for key, partition in self.broker.replica_manager.partitions.items():
+        me = self.broker_id
+        for key, partition in self.replicas.partitions.items():
             if partition.leader >= 0 and partition.leader != me:
                 wanted.setdefault(partition.leader, {})[key] = partition.leader_epoch
         for leader_id, fetcher in self.fetchers.items():
@@ -346,7 +373,9 @@ class ReplicaFetcherManager:
             if endpoint is None:
                 continue
             connection = PeerConnection(*endpoint, f"kafkalite-replica-{me}")
-            fetcher = ReplicaFetcher(self.broker, leader_id, connection)
+            fetcher = ReplicaFetcher(
+                me, leader_id, connection, self.replicas, self.image, self.emit, self.spawn
+            )
             fetcher.set_partitions(partitions)
             self.fetchers[leader_id] = fetcher
 
