@@ -18,6 +18,9 @@ class BrokerState(enum.Enum):
 
 
 class ClusterBackend(Protocol):
+    ready_timeout_s: float
+    """How long a started broker may take to answer its introspection endpoint."""
+
     def start(self, broker: BrokerSpec, configs: dict[str, str]) -> None: ...
 
     def kill(self, broker: BrokerSpec) -> None:

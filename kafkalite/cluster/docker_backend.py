@@ -56,6 +56,10 @@ NO_SOCKET = (
 class DockerBackend:
     """Brokers as containers of one compose project, driven through the Docker SDK."""
 
+    # a container's start comes on top of the broker's own: the stack's healthcheck
+    # allows the same (docker-compose.yml, start_period)
+    ready_timeout_s = 60.0
+
     def __init__(self, client: docker.DockerClient | None, project: str | None) -> None:
         self.client = client
         self.project = project

@@ -36,6 +36,8 @@ def _process(broker: BrokerSpec) -> psutil.Process | None:
 
 
 class LocalProcessBackend:
+    ready_timeout_s = 30.0
+
     def start(self, broker: BrokerSpec, configs: dict[str, str]) -> None:
         data_dir = Path(broker.data_dir)
         data_dir.mkdir(parents=True, exist_ok=True)

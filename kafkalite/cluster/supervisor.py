@@ -20,8 +20,6 @@ from kafkalite.cluster.snapshot import merge_status
 from kafkalite.cluster.spec import SPEC_FILE, BrokerSpec, ClusterError, ClusterSpec, check_port_free
 from kafkalite.metadata.config_defs import InvalidConfigError, validate_broker_configs
 
-READY_TIMEOUT_S = 30.0
-
 
 class Cluster:
     def __init__(self, spec: ClusterSpec, backend: ClusterBackend | None = None) -> None:
@@ -38,7 +36,7 @@ class Cluster:
         brokers: int = 1,
         base_port: int = 9092,
         configs: dict[str, str] | None = None,
-        ready_timeout_s: float = READY_TIMEOUT_S,
+        ready_timeout_s: float | None = None,
         backend: ClusterBackend | None = None,
     ) -> Self:
         root = Path(root)
@@ -84,8 +82,12 @@ class Cluster:
     def attach(cls, root: Path, backend: ClusterBackend | None = None) -> Self:
         return cls(ClusterSpec.load(Path(root)), backend)
 
-    def wait_ready(self, broker_id: int, timeout_s: float = READY_TIMEOUT_S) -> None:
+    def wait_ready(self, broker_id: int, timeout_s: float | None = None) -> None:
+        """Until the broker answers ``/state``, at most ``timeout_s`` (by default its
+        backend's bound)."""
         broker = self.spec.broker(broker_id)
+        if timeout_s is None:
+            timeout_s = self.backend.ready_timeout_s
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if fetch_json(broker.host, broker.admin_port, "/state") is not None:
