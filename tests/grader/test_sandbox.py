@@ -62,7 +62,7 @@ def test_a_detached_child_does_not_outlive_the_run(tmp_path):
         tmp_path,
         """
         import os, subprocess, sys
-        subprocess.Popen([sys.executable, "-c", "import os, time; os.setsid(); time.sleep(600)"],
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
                          start_new_session=True)
         print("spawned")
         """,
