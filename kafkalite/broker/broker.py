@@ -173,7 +173,9 @@ class Broker:
             now_ms,
             self.supervisor.spawn,
         )
-        self.producer_ids = ProducerIdManager(self)
+        self.producer_ids = ProducerIdManager(
+            lambda: self.controller.allocate_producer_ids(self.broker_id, self.broker_epoch)
+        )
         self.group_offsets = BrokerOffsetsTopic(self)
         self.group_coordinator = GroupCoordinator(
             self.group_offsets,

@@ -7,17 +7,17 @@ handed out twice, not even after a crash: a restarted broker asks for a fresh bl
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
 
 from kafkalite.controller.producer_id_control import PRODUCER_ID_BLOCK_SIZE
 
-if TYPE_CHECKING:
-    from kafkalite.broker.broker import Broker
-
 
 class ProducerIdManager:
-    def __init__(self, broker: Broker) -> None:
-        self._broker = broker
+    """Hands out ids from the current block; ``allocate_block`` asks the controller for
+    the next one (AllocateProducerIds) and returns its first id."""
+
+    def __init__(self, allocate_block: Callable[[], Awaitable[int]]) -> None:
+        self._allocate_block = allocate_block
         self._next = 0
         self._end = 0
         self._lock = asyncio.Lock()
@@ -25,9 +25,7 @@ class ProducerIdManager:
     async def next_id(self) -> int:
         async with self._lock:
             if self._next >= self._end:
-                start = await self._broker.controller.allocate_producer_ids(
-                    self._broker.broker_id, self._broker.broker_epoch
-                )
+                start = await self._allocate_block()
                 self._next, self._end = start, start + PRODUCER_ID_BLOCK_SIZE
             producer_id = self._next
             self._next += 1
