@@ -198,7 +198,6 @@ def _child_env(workdir: Path) -> dict[str, str]:
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(workdir),
-        "TMPDIR": str(workdir / "tmp"),
         "PYTHONPATH": str(REPO_ROOT),
         "MPLBACKEND": "Agg",
     }

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import pwd
 import resource
 import shutil
 import signal
@@ -124,6 +125,32 @@ def confined_by_uid() -> bool:
     return os.geteuid() == 0 and shutil.which("setpriv") is not None
 
 
+def _private_temporaries(workdir: Path) -> dict[str, str]:
+    """Where the child's programs put temporary files: its own directory. A JVM ignores
+    ``TMPDIR`` and writes ``/tmp/hsperfdata_<user>`` unless told otherwise."""
+    tmp = workdir / "tmp"
+    return {
+        "PYTHONUNBUFFERED": "1",  # a killed child's last words are feedback
+        "TMPDIR": str(tmp),
+        "JAVA_TOOL_OPTIONS": f"-XX:-UsePerfData -Djava.io.tmpdir={tmp}",
+    }
+
+
+def _ensure_account(uid: int) -> None:
+    """Give a pool uid an account (no home, no login shell) the first time it is used. A
+    uid without one has no user name, and some programs refuse to run nameless: Spark's
+    driver asks Hadoop who the user is and fails with "Invalid UID"."""
+    try:
+        pwd.getpwuid(uid)
+    except KeyError:
+        subprocess.run(
+            ["useradd", "--system", "--no-create-home", "--no-user-group", "--uid", str(uid),
+             "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin",
+             f"kafkalite-sandbox-{uid - UID_POOL_BASE}"],
+            check=True, capture_output=True,
+        )  # fmt: skip
+
+
 def _as_uid(argv: Sequence[str], uid: int) -> list[str]:
     ids = [f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
     caps = [f"--inh-caps=-all,+{READ_ONLY}", f"--ambient-caps=+{READ_ONLY}"]
@@ -163,11 +190,12 @@ def run(
     pandas on a busy machine can take longer than a test."""
     started = time.monotonic()
     if uid is not None:
+        _ensure_account(uid)
         _sweep_stray_files(uid)  # a crashed earlier grader's leftovers are not this run's
     child = subprocess.Popen(
         _as_uid(argv, uid) if uid is not None else list(argv),
         cwd=workdir,
-        env={**env, "PYTHONUNBUFFERED": "1"},  # a killed child's last words are feedback
+        env={**env, **_private_temporaries(workdir)},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -113,6 +113,14 @@ def test_running_out_of_memory_is_an_error_not_a_hang(tmp_path):
 
 
 @needs_root
+@needs_root
+def test_a_sandboxed_run_has_a_user_name(tmp_path):
+    """Programs ask who they run as (Hadoop, under Spark's driver, refuses a nameless uid)."""
+    outcome = _run(tmp_path, "import getpass; print('user', getpass.getuser())")
+    assert outcome.exit_code == 0, outcome.output
+    assert "user kafkalite-sandbox-" in outcome.output
+
+
 @pytest.mark.skipif(shutil.which("java") is None, reason="no java on PATH (make setup installs it)")
 def test_a_jvm_starts_within_the_memory_limit(tmp_path):
     """Spark's driver is a JVM: it reserves far more address space than it uses."""
