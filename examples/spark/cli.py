@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from typing import Any
 
 
 def arguments(description: str, argv: Sequence[str] | None, output: str) -> argparse.Namespace:
@@ -25,3 +26,15 @@ def arguments(description: str, argv: Sequence[str] | None, output: str) -> argp
     )
     parser.add_argument("--master", default=None, help="Spark master (default local[2])")
     return parser.parse_args(argv)
+
+
+def query_arguments(args: argparse.Namespace) -> tuple[Any, ...]:
+    """What every example's ``start(spark, ...)`` takes after the session, in its order."""
+    return (
+        args.bootstrap,
+        args.input,
+        args.output,
+        args.checkpoint,
+        args.available_now,
+        args.max_offsets_per_trigger,
+    )

@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 import kafkalite.spark
-from examples.spark.cli import arguments
+from examples.spark.cli import arguments, query_arguments
 from examples.spark.orders import order_stream, parse_orders, run
 
 
@@ -61,15 +61,7 @@ def start(
 def main(argv: Sequence[str] | None = None) -> int:
     args = arguments(__doc__ or "", argv, "the topic of enriched orders (as many partitions)")
     spark = kafkalite.spark.session("exactly-once-topic", master=args.master)
-    query = start(
-        spark,
-        args.bootstrap,
-        args.input,
-        args.output,
-        args.checkpoint,
-        args.available_now,
-        args.max_offsets_per_trigger,
-    )
+    query = start(spark, *query_arguments(args))
     query.awaitTermination()
     spark.stop()
     return 0

@@ -24,7 +24,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 import kafkalite.spark
-from examples.spark.cli import arguments
+from examples.spark.cli import arguments, query_arguments
 from examples.spark.orders import order_stream, parse_orders, run, totals
 
 
@@ -76,15 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = arguments(__doc__ or "", argv, "a directory for each batch's totals")
     if not args.report:
         spark = kafkalite.spark.session("foreach-batch", master=args.master)
-        start(
-            spark,
-            args.bootstrap,
-            args.input,
-            args.output,
-            args.checkpoint,
-            args.available_now,
-            args.max_offsets_per_trigger,
-        ).awaitTermination()
+        start(spark, *query_arguments(args)).awaitTermination()
         spark.stop()
     for customer, (orders, amount) in sorted(read_totals(args.output).items()):
         print(f"{customer}: {orders} orders, {amount} in all")

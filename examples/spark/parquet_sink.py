@@ -21,7 +21,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 import kafkalite.spark
-from examples.spark.cli import arguments
+from examples.spark.cli import arguments, query_arguments
 from examples.spark.orders import order_stream, parse_orders, run, totals
 
 
@@ -56,15 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for customer, (orders, amount) in sorted(read_back(spark, args.output).items()):
             print(f"{customer}: {orders} orders, {amount} in all")
     else:
-        start(
-            spark,
-            args.bootstrap,
-            args.input,
-            args.output,
-            args.checkpoint,
-            args.available_now,
-            args.max_offsets_per_trigger,
-        ).awaitTermination()
+        start(spark, *query_arguments(args)).awaitTermination()
     spark.stop()
     return 0
 

@@ -117,29 +117,11 @@ def wait_until_read(query: StreamingQuery, topic: str, total: int, timeout_s: fl
     wait_for(caught_up, timeout_s, f"{query.name or query.id} to read {total} records")
 
 
-# Spark gives a Python worker it starts (to plan, or to run a stream's source) a fixed
-# 10 s to connect back; on a machine whose two cores are saturated that can run out.
-WORKER_START_TIMEOUT = "Python worker failed to connect back"
-
-
-def run_to_end(start: Callable[[], StreamingQuery], timeout_s: float = 240) -> int:
-    """Run an ``availableNow`` query to its end; a query that died because a Python
-    worker started too slowly is started again from its checkpoint (what a user would do
-    after any crash), at most 3 times. Returns how many restarts it took."""
-    for restarts in range(4):
-        query = start()
-        try:  # a failed query raises its error here
-            finished = query.awaitTermination(timeout_s)
-        except Exception as exc:
-            error: object = exc
-        else:
-            assert finished, f"the query did not finish in {timeout_s} s"
-            error = query.exception()
-        if error is None:
-            return restarts
-        if WORKER_START_TIMEOUT not in str(error) or restarts == 3:
-            raise AssertionError(f"query failed: {error}")
-    raise AssertionError("unreachable")
+def run_to_end(start: Callable[[], StreamingQuery], timeout_s: float = 240) -> None:
+    """Run an ``availableNow`` query to its end; its error, if it fails, is raised here."""
+    query = start()
+    assert query.awaitTermination(timeout_s), f"the query did not finish in {timeout_s} s"
+    assert query.exception() is None, query.exception()
 
 
 def forget_last_commit(checkpoint: Path) -> int:

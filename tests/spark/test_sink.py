@@ -16,7 +16,12 @@ from kafkalite.cluster import Cluster
 from tests.spark.support import forget_last_commit, produce, read_topic, run_to_end
 from tests.support.topics import create_topic
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark")]
+pytestmark = [
+    pytest.mark.spark,
+    pytest.mark.slow,
+    pytest.mark.xdist_group("spark"),
+    pytest.mark.timeout(600),
+]
 
 
 def topics(cluster: Cluster, *partitions: int) -> list[str]:
@@ -87,16 +92,14 @@ def test_a_replayed_micro_batch(
             .start()
         )
 
-    restarts = run_to_end(start)
+    run_to_end(start)
     commits = sorted((checkpoint / "commits").glob("[0-9]*"), key=lambda p: int(p.name))
     assert [p.name for p in commits] == ["0", "1", "2"]
     assert forget_last_commit(checkpoint) == 2
-    restarts += run_to_end(start)
+    run_to_end(start)
     values = [r.value for r in read_topic(bootstrap, output)]
     expected = [b"%d" % i for i in range(30)]
     if guarantee == "exactly-once":
         assert values == expected
-    elif restarts == 0:
+    else:
         assert values == expected + expected[20:]  # batch 2, twice
-    else:  # a restart may have replayed more
-        assert values[:30] == expected and values[30:40] == expected[20:]

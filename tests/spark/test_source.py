@@ -19,7 +19,12 @@ from tests.spark.support import produce, source_end, wait_until_read
 from tests.support.topics import create_topic
 from tests.support.waiting import wait_for
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark")]
+pytestmark = [
+    pytest.mark.spark,
+    pytest.mark.slow,
+    pytest.mark.xdist_group("spark"),
+    pytest.mark.timeout(600),
+]
 
 
 def new_topic(cluster: Cluster, partitions: int = 3) -> str:

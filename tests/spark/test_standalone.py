@@ -33,7 +33,7 @@ pytestmark = [
     pytest.mark.spark,
     pytest.mark.slow,
     pytest.mark.xdist_group("spark"),
-    pytest.mark.timeout(600),
+    pytest.mark.timeout(1200),
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,7 +97,7 @@ def standalone(tmp_path: Path) -> Iterator[str]:
             except OSError:
                 return False
 
-        wait_for(one_alive_worker, 120, "the master with one worker")
+        wait_for(one_alive_worker, 300, "the master with one worker")
         yield url
     finally:
         for process in reversed(started):
@@ -133,7 +133,7 @@ def test_exactly_once_pipeline_on_a_standalone_cluster(
              "--master", standalone, "--bootstrap", bootstrap, "--input", "orders",
              "--output", "enriched", "--checkpoint", str(tmp_path / "checkpoint"),
              "--available-now"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, timeout=400, check=False,
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, timeout=600, check=False,
         )  # fmt: skip
     assert result.returncode == 0, driver_log.read_text(errors="replace")[-6000:]
     work = list((tmp_path / "work").glob("app-*/*/stderr"))
