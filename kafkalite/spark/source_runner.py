@@ -8,27 +8,24 @@ two-core machine (a lab room's, or the test suite's) this alone can take longer,
 query dies with "Python worker failed to connect back". Spark's other Python workers are
 forked from daemons and have no such limit.
 
-``spark_python()`` is therefore the ``PYSPARK_PYTHON`` that ``kafkalite.spark.session()``
-sets: a shell script that starts this module instead of that runner (and the same Python
-for every other worker). This module connects and authenticates the way the runner's own
-``get_sock_file_to_executor`` does, with the standard library only, sends its process
-id, then imports the runner and hands it the connection. After the process id the JVM
-waits without a time limit, so the imports may take as long as the machine needs.
+``kafkalite.spark.session.spark_python()`` is therefore the ``PYSPARK_PYTHON`` that
+``session()`` sets: a shell script that starts this module instead of that runner (and
+the same Python for every other worker). This module connects and authenticates the way
+the runner's own ``get_sock_file_to_executor`` does, with the standard library only,
+sends its process id, then imports the runner and hands it the connection. After the
+process id the JVM waits without a time limit, so the imports may take as long as the
+machine needs.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import os
 import socket
 import struct
-import sys
-import tempfile
-from pathlib import Path
 from typing import BinaryIO, cast
 
-RUNNER = "pyspark.sql.streaming.python_streaming_source_runner"
+from kafkalite.spark.session import RUNNER
 
 
 def _write_int(value: int, stream: BinaryIO) -> None:
@@ -80,31 +77,6 @@ def main() -> None:
         runner.main(stream, stream)
     finally:
         stream.close()
-
-
-def spark_python(python: str = sys.executable) -> Path:
-    """The ``PYSPARK_PYTHON`` script for ``python``: this module for the streaming-source
-    runner, ``python`` itself for every other worker. Written once per Python and user, to
-    the temporary directory, readable by all (a sandboxed grader runs it as another user)."""
-    script = (
-        "#!/bin/sh\n"
-        "# PYSPARK_PYTHON of kafkalite.spark: see kafkalite/spark/source_runner.py\n"
-        f'if [ "$1" = "-m" ] && [ "$2" = "{RUNNER}" ]; then\n'
-        f"  exec '{python}' -m kafkalite.spark.source_runner\n"
-        "fi\n"
-        f"exec '{python}' \"$@\"\n"
-    )
-    digest = hashlib.sha256(script.encode()).hexdigest()[:12]
-    directory = Path(tempfile.gettempdir()) / f"kafkalite-spark-{os.getuid()}"
-    target = directory / f"python-{digest}"
-    if not target.exists():
-        directory.mkdir(mode=0o755, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=directory, prefix=".python-")
-        with os.fdopen(fd, "w") as file:
-            file.write(script)
-        os.chmod(temporary, 0o755)
-        os.replace(temporary, target)
-    return target
 
 
 if __name__ == "__main__":

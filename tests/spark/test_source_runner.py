@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kafkalite.spark.source_runner import RUNNER, spark_python
+from kafkalite.spark.session import RUNNER, spark_python
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 

@@ -24,6 +24,7 @@ import kafkalite.spark
 from examples.spark.orders import produce_orders
 from kafkalite.checker import Ack
 from kafkalite.cluster import Cluster
+from kafkalite.spark.session import spark_python
 from tests.spark.orders_check import judge
 from tests.spark.support import read_topic
 from tests.support.topics import create_topic
@@ -55,9 +56,9 @@ def executor_python(directory: Path) -> Path:
     empty entry would also mean the working directory)."""
     wrapper = directory / "python-without-kafkalite"
     libraries = ":".join(site.getsitepackages())
+    python = spark_python(sys.executable, "-S")
     wrapper.write_text(
-        f'#!/bin/sh\nPYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{libraries}" '
-        f'exec {sys.executable} -S "$@"\n'
+        f'#!/bin/sh\nPYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{libraries}" exec {python} "$@"\n'
     )
     wrapper.chmod(0o755)
     outside = directory / "executor-cwd"
