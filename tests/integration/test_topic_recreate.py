@@ -20,6 +20,7 @@ from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.errors import KafkaError
 
 from kafkalite.cluster import Cluster
+from tests.support.quorum import controller
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow]
@@ -92,6 +93,9 @@ def test_a_broker_down_while_its_topic_was_recreated_drops_the_old_log(
     producer.send("ledger", b"old", partition=0).get(timeout=20)
     producer.close()
     cluster.stop(1)
+    # broker 1 may have been the active controller: kafka-python sends DeleteTopics to the
+    # controller the metadata names, so wait until a running broker is it
+    wait_for(lambda: controller(cluster), 30, "an active controller among brokers 2 and 3")
     live = ",".join(b.address for b in cluster.spec.brokers if b.broker_id != 1)
     admin = KafkaAdminClient(bootstrap_servers=live)  # clients that never knew broker 1
     admin.delete_topics(["ledger"])
