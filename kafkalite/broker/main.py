@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sys
 import time
@@ -98,6 +99,12 @@ def run_broker(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    # the time from the line above to this one is asyncio.run's own teardown
-    logging.getLogger(__name__).info("shutdown: event loop closed")
-    return 0
+    logging.getLogger(__name__).info("shutdown: event loop closed; exiting")
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Past this point the interpreter's finalization would run a full garbage collection
+    # over the whole heap and tear down every module: seconds on a starved CPU (7.9 s
+    # measured with three CPU burners on two cores, past the 4 s a stop may take), with
+    # nothing left to save - the logs are closed and fsynced, the quorum resigned.
+    os._exit(0)
