@@ -63,11 +63,14 @@ def spark_python(python: str = sys.executable, *options: str) -> Path:
     return target
 
 
-def prepare_environment() -> None:
+def prepare_environment(master: str = "local[2]") -> None:
     """Set what Spark reads from the environment when it starts its JVM and workers
-    (values a user already set are kept)."""
-    python = spark_python() if PACKAGE_ROOT.is_dir() else Path(sys.executable)  # not from a zip
-    os.environ.setdefault("PYSPARK_PYTHON", str(python))
+    (values a user already set are kept). The early-connecting runner script is for a
+    ``local`` master only: a cluster's executors run ``PYSPARK_PYTHON`` too, on machines
+    (or containers) where the script, written to this machine's temporary directory,
+    does not exist."""
+    local = master.startswith("local") and PACKAGE_ROOT.is_dir()  # not from a zip either
+    os.environ.setdefault("PYSPARK_PYTHON", str(spark_python() if local else sys.executable))
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("JAVA_HOME", str(find_java_home()))
@@ -124,10 +127,10 @@ def session(
     Few shuffle partitions (Spark's default of 200 makes every micro-batch of a small lab
     run 200 tasks) and no web UI unless asked for; ``config`` adds any Spark setting.
     """
-    prepare_environment()
+    master = master or os.environ.get("KAFKALITE_SPARK_MASTER", "local[2]")
+    prepare_environment(master)
     from pyspark.sql import SparkSession  # noqa: PLC0415 (the JVM starts here)
 
-    master = master or os.environ.get("KAFKALITE_SPARK_MASTER", "local[2]")
     builder = (
         SparkSession.builder.appName(app_name)
         .master(master)
