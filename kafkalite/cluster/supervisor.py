@@ -102,7 +102,9 @@ class Cluster:
 
     def down(self) -> None:
         """Stop every broker at once (each does a controlled shutdown; one that had to be
-        killed reads as dead afterwards)."""
+        killed reads as dead afterwards), including those another shell started since
+        this object was made (``kafkalite start 2`` in a terminal): left out, they ran on."""
+        self.follow_other_shells()
         with ThreadPoolExecutor(max_workers=len(self.spec.brokers)) as pool:
             list(pool.map(self.backend.stop, self.spec.brokers))
         self.backend.stop_network(self.spec)

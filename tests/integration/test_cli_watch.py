@@ -12,9 +12,11 @@ import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from kafkalite.cluster import Cluster
+from kafkalite.cluster.spec import ClusterSpec
 from tests.support.cli import kafkalite
 from tests.support.waiting import wait_for
 
@@ -100,6 +102,11 @@ def test_status_watch_shows_each_fault_within_two_seconds(
 
         wait_for(seen, SHOWN_WITHIN_S, f"`{' '.join(verb)}` in the watch")
         assert time.monotonic() - told <= SHOWN_WITHIN_S
+
+    # broker 3 now runs as the process `kafkalite start 3` started: down() stops it too
+    restarted = psutil.Process(ClusterSpec.load(Path(root)).broker(3).pid or 0)
+    cluster.down()
+    assert not restarted.is_running() or restarted.status() == psutil.STATUS_ZOMBIE
 
 
 def test_events_follow_prints_an_election_and_commands_say_what_they_did(
