@@ -113,11 +113,20 @@ def wait_all(running: list[Running]) -> list[tuple[Running, int]]:
     return ended
 
 
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     names = [g.name for g in [*SLOW_GROUPS, MAIN]]
-    parser.add_argument("groups", nargs="*", choices=names, default=names)
+    parser.add_argument("groups", nargs="*", metavar="GROUP", help=f"of {', '.join(names)}")
     args = parser.parse_args(argv)
+    unknown = set(args.groups) - set(names)
+    if unknown:
+        parser.error(f"no such group: {', '.join(sorted(unknown))} (groups: {', '.join(names)})")
+    args.groups = args.groups or names
+    signal.signal(signal.SIGTERM, _interrupted)  # stopped from outside: stop the groups too
     running = []
     for index, group in enumerate([*SLOW_GROUPS, MAIN]):
         if group.name in args.groups:
