@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaProducer
 
@@ -102,7 +102,7 @@ def final_log(bootstrap: str) -> dict[tuple[str, int], dict[int, bytes]]:
     log: dict[tuple[str, int], dict[int, bytes]] = {}
     try:
         for p in range(PARTITIONS):
-            low, high = consumer.get_watermark_offsets(TopicPartition(TOPIC, p), timeout=20)
+            low, high = watermarks(consumer, TopicPartition(TOPIC, p))
             consumer.assign([TopicPartition(TOPIC, p, low)])
             records: dict[int, bytes] = {}
             deadline = time.monotonic() + 60
@@ -114,6 +114,30 @@ def final_log(bootstrap: str) -> dict[tuple[str, int], dict[int, bytes]]:
     finally:
         consumer.close()
     return log
+
+
+LEADERSHIP_MOVING = {
+    KafkaError.NOT_LEADER_FOR_PARTITION,
+    KafkaError.LEADER_NOT_AVAILABLE,
+    KafkaError._TIMED_OUT,
+    KafkaError._TRANSPORT,
+}
+
+
+def watermarks(consumer: Consumer, tp: TopicPartition) -> tuple[int, int]:
+    """The partition's offsets, asked again while its leadership is still moving (a new
+    leader elected after the faults answers NOT_LEADER until the client's metadata follows)."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            low, high = consumer.get_watermark_offsets(tp, timeout=20)
+            return low, high
+        except KafkaException as exc:
+            error = exc.args[0]
+            moving = error.retriable() or error.code() in LEADERSHIP_MOVING
+            if not moving or time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
 
 
 def fault_steps(cluster: Cluster, load: Load) -> dict[str, Any]:
@@ -210,6 +234,7 @@ def main() -> None:
         report = fault_steps(cluster, load)
     finally:
         load.stop()
+    wait_for(lambda: isr_complete(cluster), 120, "every replica back in sync for the final read")
     result = check(load.acks, [], [], final_log(cluster.bootstrap_servers))
     report["acked"] = result.acked
     report["errors"] = load.errors[:10]
