@@ -1,12 +1,14 @@
 """The whole test suite as ``make test`` runs it: the slow groups beside the rest.
 
-Notebooks, the browser, Spark, containers and the autograder spend most of their time
-waiting (on kernels, JVMs, image builds, sandboxes and brokers' failure detection), so each
-runs as its own pytest process at the same time as the main suite, which itself runs on
-two xdist workers. Every group's marker expression excludes the groups before it, so no
-test runs twice. Each group's output goes to ``.test-logs/<group>.log``; this prints a line
-as each group ends, then the summary of every group that failed, and exits non-zero if
-any did (or ran past its time bound, or collected nothing).
+Notebooks, the browser, Spark, containers and the autograder each run as their own pytest
+process, in three lanes side by side: the main suite (on two xdist workers), the autograder,
+and containers, then Spark, then the notebooks. More at once only made each slower: on two
+cores, five groups at once drove the load average past 60 and timing-bound tests (failure
+detection, starvation, Spark's start-up) failed for want of CPU. Every group's marker
+expression excludes the groups before it, so no test runs twice. Each group's output goes to
+``.test-logs/<group>.log``; this prints a line as each group ends, then the summary of every
+group that failed, and exits non-zero if any did (or ran past its time bound, or collected
+nothing).
 
     python scripts/test_suite.py [GROUP ...]     # default: every group
 """
@@ -31,17 +33,17 @@ TIME_BOUND_S = 60 * 60  # a hung group, not a slow one: CI allows 90 min in all
 class Group:
     name: str
     markers: str  # this group's tests, before the earlier groups are excluded
+    lane: int  # groups of one lane run one after the other; lanes run side by side
     workers: int = 0  # xdist workers; 0: one process
 
 
-# Slowest first: they start first and decide the suite's wall-clock time.
 SLOW_GROUPS = [
-    Group("containers", "containers"),
-    Group("spark", "spark"),
-    Group("notebooks", "labs or browser"),
-    Group("grader", "grader"),
+    Group("grader", "grader", lane=1),
+    Group("containers", "containers", lane=2),
+    Group("spark", "spark", lane=2),
+    Group("notebooks", "labs or browser", lane=2),
 ]
-MAIN = Group("main", "", workers=2)
+MAIN = Group("main", "", lane=0, workers=2)
 
 
 def marker_expression(group: Group, earlier: list[Group]) -> str:
@@ -91,26 +93,56 @@ def summary(log: Path) -> str:
     return text[text.rfind("\n", 0, marker) + 1 :] if marker >= 0 else text[-4000:]
 
 
-def wait_all(running: list[Running]) -> list[tuple[Running, int]]:
+def run_lanes(groups: list[Group]) -> list[tuple[Running, int]]:
+    """Run ``groups``: the first of each lane at once, each next one when its lane's
+    previous group ends."""
+    order = [*SLOW_GROUPS, MAIN]
+    queues: dict[int, list[Group]] = {}
+    for group in groups:
+        queues.setdefault(group.lane, []).append(group)
+
+    def start_next(lane: int) -> Running | None:
+        if not queues[lane]:
+            return None
+        group = queues[lane].pop(0)
+        earlier = SLOW_GROUPS[: min(order.index(group), len(SLOW_GROUPS))]
+        return start(group, earlier)
+
+    pending = [run for lane in queues if (run := start_next(lane)) is not None]
+    running = list(pending)
     ended: list[tuple[Running, int]] = []
-    pending = list(running)
-    while pending:
-        time.sleep(1)
-        for run in list(pending):
-            code = run.process.poll()
-            if code is None and time.monotonic() - run.started > TIME_BOUND_S:
-                os.killpg(run.process.pid, signal.SIGKILL)
-                code = run.process.wait()
-                with run.log.open("a") as out:
-                    out.write(f"\nstopped: ran past {TIME_BOUND_S} s\n")
-            if code is None:
-                continue
-            pending.remove(run)
-            ended.append((run, code))
-            took = time.monotonic() - run.started
-            verdict = "passed" if code == 0 else f"FAILED (pytest exit {code})"
-            print(f"{run.group.name:>10}: {verdict} in {took:.0f} s  ({run.log})", flush=True)
+    try:
+        while pending:
+            time.sleep(1)
+            for run in list(pending):
+                code = _poll(run)
+                if code is None:
+                    continue
+                pending.remove(run)
+                ended.append((run, code))
+                took = time.monotonic() - run.started
+                verdict = "passed" if code == 0 else f"FAILED (pytest exit {code})"
+                print(f"{run.group.name:>10}: {verdict} in {took:.0f} s  ({run.log})", flush=True)
+                if (following := start_next(run.group.lane)) is not None:
+                    pending.append(following)
+                    running.append(following)
+    except KeyboardInterrupt:
+        for run in running:
+            if run.process.poll() is None:
+                os.killpg(run.process.pid, signal.SIGTERM)
+        raise
     return ended
+
+
+def _poll(run: Running) -> int | None:
+    """The group's exit code once it ended; a group past its time bound is stopped."""
+    code = run.process.poll()
+    if code is None and time.monotonic() - run.started > TIME_BOUND_S:
+        os.killpg(run.process.pid, signal.SIGKILL)
+        code = run.process.wait()
+        with run.log.open("a") as out:
+            out.write(f"\nstopped: ran past {TIME_BOUND_S} s\n")
+    return code
 
 
 def _interrupted(signum: int, frame: object) -> None:
@@ -127,18 +159,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no such group: {', '.join(sorted(unknown))} (groups: {', '.join(names)})")
     args.groups = args.groups or names
     signal.signal(signal.SIGTERM, _interrupted)  # stopped from outside: stop the groups too
-    running = []
-    for index, group in enumerate([*SLOW_GROUPS, MAIN]):
-        if group.name in args.groups:
-            running.append(start(group, SLOW_GROUPS[: min(index, len(SLOW_GROUPS))]))
-    print(f"running {', '.join(r.group.name for r in running)} (logs in {LOGS})", flush=True)
-    try:
-        ended = wait_all(running)
-    except KeyboardInterrupt:
-        for run in running:
-            if run.process.poll() is None:
-                os.killpg(run.process.pid, signal.SIGTERM)
-        raise
+    groups = [g for g in [*SLOW_GROUPS, MAIN] if g.name in args.groups]
+    print(f"running {', '.join(g.name for g in groups)} (logs in {LOGS})", flush=True)
+    ended = run_lanes(groups)
     failed = [(run, code) for run, code in ended if code != 0]
     for run, _ in failed:
         print(f"\n===== {run.group.name}: {run.log} =====\n{summary(run.log)}")
