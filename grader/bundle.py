@@ -94,7 +94,8 @@ def grading_requirements(master: Path, repo: Path = REPO_ROOT) -> str:
 
 
 def uses_spark(master: Path) -> bool:
-    return "kafkalite.spark" in master.read_text() or "pyspark" in master.read_text()
+    text = master.read_text()
+    return "kafkalite.spark" in text or "pyspark" in text
 
 
 def _add_script(archive: zipfile.ZipFile, name: str, text: str) -> None:
