@@ -1,8 +1,8 @@
 """``kafkalite status`` as rich tables: brokers (with how late each one's loop runs and
 the delay ``slow`` put on it), partitions (every replica's offsets, or why its broker cannot
-say; the open transactions that hold the last stable offset back), the metadata quorum and
-the transactions the coordinators know, drawn from one ``Cluster.status()`` snapshot (pure:
-no I/O)."""
+say; the open transactions that hold the last stable offset back and the latest aborted ones
+that read_committed readers skip), the metadata quorum and the transactions the
+coordinators know, drawn from one ``Cluster.status()`` snapshot (pure: no I/O)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ from typing import Any
 
 from rich.console import Group
 from rich.table import Table
+
+ABORTED_SHOWN = 3
+"""Aborted transactions shown per partition (the latest; the snapshot holds up to 100)."""
 
 
 def status_table(status: dict[str, Any]) -> Group:
@@ -36,6 +39,7 @@ def status_table(status: dict[str, Any]) -> Group:
         "LSO",
         "replicas (LEO/HW)",
         "open txns (pid.epoch@first)",
+        "aborted txns (pid@first-last)",
     ):
         partitions.add_column(column)
     for p in status["partitions"]:
@@ -53,6 +57,7 @@ def status_table(status: dict[str, Any]) -> Group:
                 f"{t['producer_id']}.{t['producer_epoch']}@{t['first_offset']}"
                 for t in p.get("open_transactions", [])
             ),
+            aborted_cell(p.get("aborted_transactions") or []),
         )
     tables = [brokers, partitions]
     quorum = status.get("quorum")
@@ -70,6 +75,17 @@ def replica_cell(replica: dict[str, Any]) -> str:
         return f"{replica['log_end_offset']}/{replica['high_watermark']}"
     state = replica.get("state")
     return state if state not in (None, "running", "isolated") else "?"
+
+
+def aborted_cell(aborted: list[dict[str, Any]]) -> str:
+    """The latest aborted transactions (oldest of them first), and how many there are when
+    that is not all: ``7@2-3 7@6-9 (+12 older)``."""
+    shown = " ".join(
+        f"{t['producer_id']}@{t['first_offset']}-{t['last_offset']}"
+        for t in aborted[-ABORTED_SHOWN:]
+    )
+    older = len(aborted) - ABORTED_SHOWN
+    return f"{shown} (+{older} older)" if older > 0 else shown
 
 
 def _ms(value: int | None) -> str:

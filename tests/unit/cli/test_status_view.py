@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from kafkalite.cli.status_view import replica_cell, status_table
+from kafkalite.cli.status_view import aborted_cell, replica_cell, status_table
 
 pytestmark = pytest.mark.unit
 
@@ -60,6 +60,24 @@ def test_open_transactions_and_the_coordinators_view_are_shown() -> None:
     assert "7.2@4" in text  # the open transaction holding the LSO at 4
     line = next(line for line in text.splitlines() if "payments-1" in line)
     assert "Ongoing" in line and "orders-0" in line and "7.2" in line
+
+
+def test_the_latest_aborted_transactions_of_a_partition_are_shown() -> None:
+    status = snapshot([])
+    status["partitions"][0]["aborted_transactions"] = [
+        {"producer_id": 7, "first_offset": 2, "last_offset": 3},
+        {"producer_id": 9, "first_offset": 5, "last_offset": 8},
+    ]
+    line = next(line for line in rendered(status).splitlines() if "orders" in line)
+    assert "7@2-3 9@5-8" in line
+
+
+def test_many_aborted_transactions_show_the_latest_and_how_many_more() -> None:
+    aborted = [
+        {"producer_id": 7, "first_offset": 2 * i, "last_offset": 2 * i + 1} for i in range(10)
+    ]
+    assert aborted_cell(aborted) == "7@14-15 7@16-17 7@18-19 (+7 older)"
+    assert aborted_cell([]) == ""
 
 
 def test_no_transactions_no_table() -> None:
