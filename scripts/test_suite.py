@@ -1,11 +1,14 @@
 """The whole test suite as ``make test`` runs it: the slow groups beside the rest.
 
 Notebooks, the browser, Spark, containers and the autograder each run as their own pytest
-process, in three lanes side by side: the main suite (on two xdist workers), the autograder,
-and containers, then Spark, then the notebooks. More at once only made each slower: on two
-cores, five groups at once drove the load average past 60 and timing-bound tests (failure
-detection, starvation, Spark's start-up) failed for want of CPU. Every group's marker
-expression excludes the groups before it, so no test runs twice. Each group's output goes to
+process, in three lanes side by side: the main suite (on two xdist workers), then the
+notebooks; the autograder; containers, then Spark. More at once only made each slower: on
+two cores, five groups at once drove the load average past 60 and timing-bound tests
+(failure detection, Spark's start-up) failed for want of CPU. The starvation tests run
+last, alone: they load every core on purpose for minutes, and whatever ran beside them
+timed out (a Metadata answer after 10 s, a transactional commit, a notebook's
+ListOffsets). Every group's marker expression excludes the groups before it, so no test
+runs twice. Each group's output goes to
 ``.test-logs/<group>.log``; this prints a line as each group ends, then the summary of every
 group that failed, and exits non-zero if any did (or ran past its time bound, or collected
 nothing).
@@ -35,15 +38,19 @@ class Group:
     markers: str  # this group's tests, before the earlier groups are excluded
     lane: int  # groups of one lane run one after the other; lanes run side by side
     workers: int = 0  # xdist workers; 0: one process
+    alone: bool = False  # runs after every lane ended, with nothing beside it
 
 
 SLOW_GROUPS = [
+    Group("starvation", "alone", lane=3, alone=True),
     Group("grader", "grader", lane=1),
     Group("containers", "containers", lane=2),
     Group("spark", "spark", lane=2),
-    Group("notebooks", "labs or browser", lane=2),
 ]
+NOTEBOOKS = Group("notebooks", "labs or browser", lane=0)
 MAIN = Group("main", "", lane=0, workers=2)
+ORDER = [*SLOW_GROUPS, NOTEBOOKS, MAIN]  # marker exclusion order; MAIN takes the rest
+LANE_ORDER = [MAIN, NOTEBOOKS, *SLOW_GROUPS]  # lane 0 runs the main suite first
 
 
 def marker_expression(group: Group, earlier: list[Group]) -> str:
@@ -95,18 +102,16 @@ def summary(log: Path) -> str:
 
 def run_lanes(groups: list[Group]) -> list[tuple[Running, int]]:
     """Run ``groups``: the first of each lane at once, each next one when its lane's
-    previous group ends."""
-    order = [*SLOW_GROUPS, MAIN]
+    previous group ends (a lane runs in ``LANE_ORDER``)."""
     queues: dict[int, list[Group]] = {}
-    for group in groups:
+    for group in sorted(groups, key=LANE_ORDER.index):
         queues.setdefault(group.lane, []).append(group)
 
     def start_next(lane: int) -> Running | None:
         if not queues[lane]:
             return None
         group = queues[lane].pop(0)
-        earlier = SLOW_GROUPS[: min(order.index(group), len(SLOW_GROUPS))]
-        return start(group, earlier)
+        return start(group, ORDER[: ORDER.index(group)])
 
     pending = [run for lane in queues if (run := start_next(lane)) is not None]
     running = list(pending)
@@ -151,7 +156,7 @@ def _interrupted(signum: int, frame: object) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    names = [g.name for g in [*SLOW_GROUPS, MAIN]]
+    names = [g.name for g in ORDER]
     parser.add_argument("groups", nargs="*", metavar="GROUP", help=f"of {', '.join(names)}")
     args = parser.parse_args(argv)
     unknown = set(args.groups) - set(names)
@@ -159,9 +164,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no such group: {', '.join(sorted(unknown))} (groups: {', '.join(names)})")
     args.groups = args.groups or names
     signal.signal(signal.SIGTERM, _interrupted)  # stopped from outside: stop the groups too
-    groups = [g for g in [*SLOW_GROUPS, MAIN] if g.name in args.groups]
+    groups = [g for g in ORDER if g.name in args.groups]
     print(f"running {', '.join(g.name for g in groups)} (logs in {LOGS})", flush=True)
-    ended = run_lanes(groups)
+    ended = run_lanes([g for g in groups if not g.alone])
+    ended += run_lanes([g for g in groups if g.alone])
     failed = [(run, code) for run, code in ended if code != 0]
     for run, _ in failed:
         print(f"\n===== {run.group.name}: {run.log} =====\n{summary(run.log)}")
