@@ -169,8 +169,12 @@ def read_final_log(
         tps = [TopicPartition(t, p) for t, p in wanted]
         consumer.assign(tps)
         consumer.seek_to_beginning(*tps)
-        ends: dict[TopicPartition, int] = consumer.end_offsets(tps)
         deadline = time.monotonic() + timeout_s
+        # The whole budget, not request_timeout_ms: right after a failover the client may
+        # need a few metadata refreshes (NOT_LEADER) before a leader answers.
+        ends: dict[TopicPartition, int] = consumer.end_offsets(
+            tps, timeout_ms=int(timeout_s * 1000)
+        )
         while any(consumer.position(tp) < ends[tp] for tp in tps):
             if time.monotonic() > deadline:
                 behind = [
