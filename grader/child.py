@@ -5,7 +5,8 @@ The job (a JSON file) names the student's module, the otter-grader test file and
 of its cases to run, the grading cluster's directory and two inherited descriptors: the
 cluster channel (``grader.channel``) and the pipe the verdict is written to. The test
 case gets, by parameter name as in otter-grader, the student's definitions plus ``lab``
-(a ``kafkalite.lab.Lab`` on the grading cluster), ``cluster`` and ``bootstrap_servers``.
+(a ``kafkalite.lab.Lab`` on the grading cluster), ``cluster`` and ``bootstrap_servers``;
+a case that asks for none of them runs without a cluster (``cluster_dir`` is null).
 """
 
 from __future__ import annotations
@@ -45,15 +46,35 @@ class GradingCluster(ObservedCluster, RemoteCluster):
     ``lab.timeline``) whose verbs the grader carries out."""
 
 
-def load_submission(path: Path, lab: Lab) -> dict[str, Any]:
+class NoCluster:
+    """``lab``, ``cluster`` and ``bootstrap_servers`` in a case graded without a cluster
+    (its test hands the data in): a student's function that reaches for one anyway is
+    told why, instead of failing on a missing name."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(
+            f"this question is graded without a cluster (its tests pass you the data), "
+            f"so `lab.{name}` is not available: use the arguments your function is given"
+        )
+
+
+def cluster_names(lab: Lab | None) -> dict[str, Any]:
+    """What a notebook has before the student's code runs: ``lab`` and its cluster."""
+    if lab is None:
+        absent = NoCluster()
+        return {"lab": absent, "cluster": absent, "bootstrap_servers": absent}
+    return {"lab": lab, "cluster": lab.cluster, "bootstrap_servers": lab.bootstrap_servers}
+
+
+def load_submission(path: Path, names: dict[str, Any]) -> dict[str, Any]:
     """The student's module namespace, which the tests run in: a name a test sets (a
     notebook's ``PAYMENTS = TopicPartition(...)``) is one the student's functions see.
-    ``lab`` is there before the student's code runs, as in the notebook. Raises whatever
-    the student's code raises at import."""
+    ``names`` (``lab`` and its cluster) are there before the student's code runs, as in
+    the notebook. Raises whatever the student's code raises at import."""
     spec = importlib.util.spec_from_file_location("submission", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    module.__dict__.update(lab=lab, cluster=lab.cluster, bootstrap_servers=lab.bootstrap_servers)
+    module.__dict__.update(names)
     sys.modules["submission"] = module
     spec.loader.exec_module(module)
     return module.__dict__
@@ -91,9 +112,10 @@ def main(job_path: str) -> int:
     verdict.write(READY + "\n")  # loaded: the case's time starts now
     verdict.flush()
     channel = socket.socket(fileno=job["channel_fd"])
-    lab = Lab(GradingCluster.over(Path(job["cluster_dir"]), channel))
+    cluster_dir = job["cluster_dir"]
+    lab = None if cluster_dir is None else Lab(GradingCluster.over(Path(cluster_dir), channel))
     try:
-        env = load_submission(Path(job["submission"]), lab)
+        env = load_submission(Path(job["submission"]), cluster_names(lab))
     except BaseException as exc:
         traceback.print_exc()
         message = f"your code raised {type(exc).__name__} when it was loaded: {exc}"

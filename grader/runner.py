@@ -4,7 +4,9 @@ The order of work, and why:
 1. The submission is reduced to its definitions (``grader.extract``), so grading never
    runs a student's top-level cells against anything.
 2. Each question (one otter-grader test file) gets a fresh cluster on free ports: what one
-   question's faults did to a cluster cannot leak into another's score.
+   question's faults did to a cluster cannot leak into another's score. It is started at
+   the first case that asks for ``lab``, ``cluster`` or ``bootstrap_servers``; a question
+   whose cases hand the data in (a pure function's) is graded without one.
 3. Each test case runs in a sandbox (``grader.sandbox``) with its own time, memory,
    process and output limits; faults it asks for are done by the grader on its behalf
    (``grader.channel``). Between cases the cluster is put back as ``lab.reset()`` does:
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import inspect
 import json
 import os
 import socket
@@ -41,6 +44,7 @@ from kafkalite.lab.lab import Lab
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # The lab's settings: failure detection in about a second, as students see it.
 GRADING_CONFIGS = {"group.min.session.timeout.ms": "500"}
+CLUSTER_PARAMETERS = frozenset({"lab", "cluster", "bootstrap_servers"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,20 +96,35 @@ def _grade_question(
     options: GradingOptions,
     progress: Progress | None,
 ) -> TestFile:
-    cluster = _fresh_cluster(root / f"cluster-{test_file.name}", options.brokers)
+    cluster: ObservedCluster | None = None
     results = []
     test_file.test_cases = [_named(case) for case in test_file.test_cases]
     try:
         for index, case in enumerate(test_file.test_cases):
-            verdict = _run_case(path, index, module, extracted, cluster, root, options.limits)
+            needs = _needs_cluster(case)
+            if needs and cluster is None:
+                cluster = _fresh_cluster(root / f"cluster-{test_file.name}", options.brokers)
+            given = cluster if needs else None
+            verdict = _run_case(path, index, module, extracted, given, root, options.limits)
             results.append(TestCaseResult(case, verdict.message, verdict.passed))
             if progress is not None:
                 progress(test_file.name, case.name, verdict)
-            Lab(cluster).reset()  # the next case starts with every broker back and in sync
+            if given is not None:
+                Lab(given).reset()  # the next case starts with every broker back and in sync
     finally:
-        cluster.down()
+        if cluster is not None:
+            cluster.down()
     test_file.test_case_results = results
     return test_file
+
+
+def _needs_cluster(case: TestCase) -> bool:
+    """Whether the case asks for the cluster by parameter name; a case otter-grader does
+    not run as a function (an OK-format doctest) is assumed to."""
+    function = getattr(case.body, "test_func", None)
+    if function is None:
+        return True
+    return not CLUSTER_PARAMETERS.isdisjoint(inspect.signature(function).parameters)
 
 
 def _fresh_cluster(root: Path, brokers: int, attempts: int = 3) -> ObservedCluster:
@@ -127,14 +146,14 @@ def _run_case(
     index: int,
     module: Path,
     extracted: Extracted,
-    cluster: Cluster,
+    cluster: Cluster | None,
     root: Path,
     limits: sandbox.Limits,
 ) -> CaseVerdict:
     grader_end, test_end = socket.socketpair()
     verdict_read, verdict_write = os.pipe()
-    server = ClusterServer(cluster, grader_end)
-    server.start()
+    if cluster is not None:
+        ClusterServer(cluster, grader_end).start()
     reader = _VerdictReader(verdict_read)
     reader.start()
     try:
@@ -148,7 +167,7 @@ def _run_case(
                             "submission": str(module),
                             "test_file": str(test_path),
                             "case": index,
-                            "cluster_dir": str(cluster.spec.root),
+                            "cluster_dir": None if cluster is None else str(cluster.spec.root),
                             "channel_fd": test_end.fileno(),
                             "result_fd": verdict_write,
                         }

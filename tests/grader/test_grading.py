@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from grader import assignments, bundle, sandbox
+from grader import assignments, bundle, runner, sandbox
 from grader.runner import GradingOptions, grade
 from tests.grader import toy_lab
 
@@ -121,6 +121,19 @@ def test_a_broken_exercise_fails_with_the_reason(toy, tmp_path, submission, reas
     for result in results.get_result("q1").test_case_results:
         assert not result.passed and reason in result.message, result.message
     _assert_nothing_left(tmp_path)
+
+
+def test_a_pure_question_is_graded_without_a_cluster_and_says_so(toy, tmp_path, monkeypatch):
+    started = []
+    real = runner._fresh_cluster
+    monkeypatch.setattr(runner, "_fresh_cluster", lambda *a: started.append(a) or real(*a))
+    q1 = [toy.test_files[0]]  # test_two(double), test_negative(double): no lab, no cluster
+    results = grade(q1, SUBMISSIONS / "pure_uses_lab.py", GradingOptions(workdir=tmp_path))
+    assert started == []
+    for result in results.get_result("q1").test_case_results:
+        assert not result.passed
+        assert "graded without a cluster" in result.message, result.message
+        assert "`lab.events` is not available" in result.message, result.message
 
 
 def test_an_exception_at_import_fails_every_case_with_the_reason(toy, tmp_path):

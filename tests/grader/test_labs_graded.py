@@ -71,7 +71,7 @@ class Wrong:
     score: tuple[float, float]
 
 
-MASTERS = {"01": 7, "02": 4, "03": 4, "04": 7, "05": 10, "06": 9, "07": 9, "09": 7}
+MASTERS = {"01": 7, "02": 4, "03": 4, "04": 7, "05": 10, "06": 9, "07": 9, "08": 4, "09": 7}
 """The labs whose masters are graded, and their points (every auto-graded question)."""
 
 WRONG = [
@@ -123,6 +123,14 @@ WRONG = [
         ),
         "records of aborted transactions",
         (0, 3),
+    ),
+    Wrong(
+        "08",
+        "lab08_no_checkpoint.py",
+        frozenset({"start_copy"}),
+        (("start_copy", "test_a_restarted_query_copies_each_order_once"),),
+        "did not resume from its checkpoint",
+        (0, 2),
     ),
 ]
 
