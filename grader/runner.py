@@ -51,7 +51,10 @@ CLUSTER_PARAMETERS = frozenset({"lab", "cluster", "bootstrap_servers"})
 class GradingOptions:
     limits: sandbox.Limits = field(default_factory=sandbox.Limits)
     brokers: int = 3
-    workdir: Path | None = None  # where clusters and sandboxes live (a temporary dir if None)
+    # Where clusters and sandboxes live (the system's temporary dir if None). As root, the
+    # sandbox users must be able to traverse it and its parents (o+x): Spark's file system
+    # layer creates a checkpoint by walking its absolute path from /.
+    workdir: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)

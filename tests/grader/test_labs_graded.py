@@ -13,8 +13,9 @@ shared by every assert on it (module-scoped fixtures): a grading costs fresh clu
 
 from __future__ import annotations
 
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -136,21 +137,28 @@ WRONG = [
 
 
 @pytest.fixture(scope="module")
-def gradings(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str], Graded]:
-    """Grade each (lab, submission) once for the whole module."""
+def gradings() -> Iterator[Callable[[str, str], Graded]]:
+    """Grade each (lab, submission) once for the whole module, in a directory the sandbox
+    users can traverse (pytest's own temporary directories are private to root)."""
     done: dict[tuple[str, str], Graded] = {}
     questions = {(w.lab, w.submission): set(w.questions) for w in WRONG}
+    with tempfile.TemporaryDirectory(prefix="kafkalite-graded-") as shared:
+        root = Path(shared)
+        root.chmod(0o755)
 
-    def graded(lab: str, submission: str) -> Graded:
-        if (lab, submission) not in done:
-            path = (
-                assignments.find_master(lab) if submission == "master" else SUBMISSIONS / submission
-            )
-            tmp = tmp_path_factory.mktemp(f"lab{lab}-{Path(submission).stem}")
-            done[lab, submission] = _graded(lab, path, tmp, questions.get((lab, submission)))
-        return done[lab, submission]
+        def graded(lab: str, submission: str) -> Graded:
+            if (lab, submission) not in done:
+                path = (
+                    assignments.find_master(lab)
+                    if submission == "master"
+                    else SUBMISSIONS / submission
+                )
+                tmp = root / f"lab{lab}-{Path(submission).stem}"
+                tmp.mkdir(mode=0o755)
+                done[lab, submission] = _graded(lab, path, tmp, questions.get((lab, submission)))
+            return done[lab, submission]
 
-    return graded
+        yield graded
 
 
 @pytest.mark.parametrize(("lab", "points"), sorted(MASTERS.items()))
