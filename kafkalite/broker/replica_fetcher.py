@@ -116,6 +116,10 @@ class ReplicaFetcher:
                 self._changed.clear()
                 await self._changed.wait()
                 continue
+            # A round can finish without awaiting anything (nothing due, a partition sorted
+            # out locally): give the loop its turn, or the metadata changes that would
+            # update ``self.partitions`` could never run.
+            await asyncio.sleep(0)
             try:
                 progressed = await self._truncate() | await self._fetch()
             except (PeerUnavailableError, StorageError) as exc:
@@ -140,17 +144,19 @@ class ReplicaFetcher:
     async def _truncate(self) -> bool:
         pending = {k: s for k, s in self.partitions.items() if s.truncating and self._due(s)}
         asks: dict[TopicPartition, tuple[FetchState, int]] = {}
+        emptied = False
         for key, state in pending.items():
             partition = self._local(key, state)
             if partition is None:
-                continue
+                continue  # no longer followed here (deleted, new leader): the next sync drops it
             latest = partition.log.leader_epoch_cache.latest_epoch
             if latest < 0:
                 state.truncating = False  # an empty log has nothing to cut
+                emptied = True
             else:
                 asks[key] = (state, latest)
         if not asks:
-            return bool(pending)
+            return emptied
         by_topic: dict[str, list[Any]] = {}
         for (topic, index), (state, latest) in asks.items():
             by_topic.setdefault(topic, []).append(
@@ -190,7 +196,7 @@ class ReplicaFetcher:
                 self._apply_truncation(key, partition, latest, p)
                 state.truncating = False
                 done = True
-        return done
+        return done or emptied
 
     def _apply_truncation(
         self, key: TopicPartition, partition: Partition, latest: int, answer: Any
