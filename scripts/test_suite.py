@@ -1,17 +1,15 @@
 """The whole test suite as ``make test`` runs it: the slow groups beside the rest.
 
 Notebooks, the browser, Spark, containers and the autograder each run as their own pytest
-process, in three lanes side by side: the main suite (on two xdist workers), then the
-notebooks; the autograder; containers, then Spark. More at once only made each slower: on
-two cores, five groups at once drove the load average past 60 and timing-bound tests
-(failure detection, Spark's start-up) failed for want of CPU. The starvation tests run
-last, alone: they load every core on purpose for minutes, and whatever ran beside them
-timed out (a Metadata answer after 10 s, a transactional commit, a notebook's
-ListOffsets). Every group's marker expression excludes the groups before it, so no test
-runs twice. Each group's output goes to
-``.test-logs/<group>.log``; this prints a line as each group ends, then the summary of every
-group that failed, and exits non-zero if any did (or ran past its time bound, or collected
-nothing).
+process, in three lanes side by side: the main suite (on two xdist workers), the
+notebooks, then the CPU-starvation tests (they load every core on purpose, so never beside
+the main suite's own timing-bound tests); the autograder; containers, then Spark. More at
+once only made each slower: on two cores, five groups at once drove the load average past
+60 and timing-bound tests (failure detection, Spark's start-up) failed for want of CPU.
+Every group's marker expression excludes the groups before it, so no test runs twice.
+Each group's output goes to ``.test-logs/<group>.log``; this prints a line as each group
+ends, then the summary of every group that failed, and exits non-zero if any did (or ran
+past its time bound, or collected nothing).
 
     python scripts/test_suite.py [GROUP ...]     # default: every group
 """
@@ -38,11 +36,10 @@ class Group:
     markers: str  # this group's tests, before the earlier groups are excluded
     lane: int  # groups of one lane run one after the other; lanes run side by side
     workers: int = 0  # xdist workers; 0: one process
-    alone: bool = False  # runs after every lane ended, with nothing beside it
 
 
 SLOW_GROUPS = [
-    Group("starvation", "alone", lane=3, alone=True),
+    Group("starvation", "starvation", lane=0),
     Group("grader", "grader", lane=1),
     Group("containers", "containers", lane=2),
     Group("spark", "spark", lane=2),
@@ -50,7 +47,7 @@ SLOW_GROUPS = [
 NOTEBOOKS = Group("notebooks", "labs or browser", lane=0)
 MAIN = Group("main", "", lane=0, workers=2)
 ORDER = [*SLOW_GROUPS, NOTEBOOKS, MAIN]  # marker exclusion order; MAIN takes the rest
-LANE_ORDER = [MAIN, NOTEBOOKS, *SLOW_GROUPS]  # lane 0 runs the main suite first
+LANE_ORDER = [MAIN, NOTEBOOKS, *SLOW_GROUPS]  # lane 0: main suite, notebooks, starvation
 
 
 def marker_expression(group: Group, earlier: list[Group]) -> str:
@@ -166,8 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _interrupted)  # stopped from outside: stop the groups too
     groups = [g for g in ORDER if g.name in args.groups]
     print(f"running {', '.join(g.name for g in groups)} (logs in {LOGS})", flush=True)
-    ended = run_lanes([g for g in groups if not g.alone])
-    ended += run_lanes([g for g in groups if g.alone])
+    ended = run_lanes(groups)
     failed = [(run, code) for run, code in ended if code != 0]
     for run, _ in failed:
         print(f"\n===== {run.group.name}: {run.log} =====\n{summary(run.log)}")
