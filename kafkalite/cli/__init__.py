@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.live import Live
 
 from kafkalite.cli.events_view import event_line
-from kafkalite.cli.reports import down_report, fault_report, heal_all_report
+from kafkalite.cli.reports import down_report, fault_report, heal_all_report, restart_report
 from kafkalite.cli.status_view import status_table
 from kafkalite.cluster import BrokerState, Cluster, ClusterError
 from kafkalite.cluster.spec import parse_configs
@@ -223,18 +223,12 @@ def _fault(args: argparse.Namespace) -> int:
         return 0
     verb = args.command
     if verb == "restart":
-        # stop and start apart, so a stop that ended in SIGKILL is reported as one
-        if cluster.broker_states()[args.broker_id] not in _UP:
-            verb = "start"
-        else:
-            cluster.stop(args.broker_id)
-            if cluster.broker_states()[args.broker_id] == BrokerState.DEAD:
-                print(fault_report("stop", args.broker_id, BrokerState.DEAD))
-                verb = "start"
+        _restart(cluster, args.broker_id)
+        return 0
     if verb == "slow":
         cluster.slow(args.broker_id, args.delay_ms)
     else:
-        action: Callable[[int], None] = getattr(cluster, "start" if verb == "restart" else verb)
+        action: Callable[[int], None] = getattr(cluster, verb)
         action(args.broker_id)
     after = cluster.broker_states()[args.broker_id]
     print(fault_report(verb, args.broker_id, after, getattr(args, "delay_ms", None)))
@@ -242,6 +236,19 @@ def _fault(args: argparse.Namespace) -> int:
 
 
 _UP = (BrokerState.RUNNING, BrokerState.PAUSED, BrokerState.ISOLATED)
+
+
+def _restart(cluster: Cluster, broker_id: int) -> None:
+    """Stop and start apart, so that a stop that ended in SIGKILL is reported as one, and
+    a broker that was not running is reported as started, not restarted."""
+    before = cluster.broker_states()[broker_id]
+    stopped = None
+    if before in _UP:
+        cluster.stop(broker_id)
+        stopped = cluster.broker_states()[broker_id]
+    cluster.start(broker_id)
+    for line in restart_report(broker_id, before, stopped, cluster.broker_states()[broker_id]):
+        print(line)
 
 
 def _broker(args: argparse.Namespace) -> int:

@@ -49,6 +49,22 @@ def fault_report(
     return f"broker {broker_id} {said}; it is now {after.value}{undo}"
 
 
+def restart_report(
+    broker_id: int, before: BrokerState, stopped: BrokerState | None, after: BrokerState
+) -> list[str]:
+    """What ``kafkalite restart N`` did. ``before`` is the broker's state when asked;
+    ``stopped`` its state after the stop, or None when it was not running (nothing was
+    stopped: it was only started, and the line says so)."""
+    if stopped is None:
+        return [
+            f"broker {broker_id} started (it was not running: it was {before.value}); "
+            f"it is now {after.value}"
+        ]
+    if stopped == BrokerState.DEAD:
+        return [fault_report("stop", broker_id, stopped), fault_report("start", broker_id, after)]
+    return [fault_report("restart", broker_id, after)]
+
+
 def heal_all_report() -> str:
     return "every broker is healed: none is isolated or slow"
 

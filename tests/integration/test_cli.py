@@ -55,7 +55,11 @@ def test_cli_lifecycle_and_errors(tmp_path: Path) -> None:
         assert kafkalite("kill", "1", "--dir", root).returncode == 0
         status = json.loads(kafkalite("status", "--dir", root, "--json").stdout)
         assert status["brokers"][0]["state"] == "dead"
-        assert kafkalite("restart", "1", "--dir", root).returncode == 0
+        restarted = kafkalite("restart", "1", "--dir", root)
+        assert restarted.returncode == 0
+        assert restarted.stdout.strip() == (
+            "broker 1 started (it was not running: it was dead); it is now running"
+        )
         status = json.loads(kafkalite("status", "--dir", root, "--json").stdout)
         assert status["brokers"][0]["state"] == "running"
         assert next(p for p in status["partitions"] if p["topic"] == "cli")["high_watermark"] == 1

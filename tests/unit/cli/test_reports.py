@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kafkalite.cli.events_view import event_line
-from kafkalite.cli.reports import down_report, fault_report
+from kafkalite.cli.reports import down_report, fault_report, restart_report
 from kafkalite.cluster import BrokerState
 
 pytestmark = pytest.mark.unit
@@ -29,6 +29,21 @@ def test_each_verb_names_the_broker_its_state_and_the_undo() -> None:
 def test_a_stop_that_ended_in_sigkill_says_so() -> None:
     line = fault_report("stop", 2, BrokerState.DEAD)
     assert "was killed (SIGKILL)" in line and "no controlled shutdown" in line
+
+
+def test_restart_says_what_it_did_to_a_running_a_stopped_and_a_dead_broker() -> None:
+    running, stopped, dead = BrokerState.RUNNING, BrokerState.STOPPED, BrokerState.DEAD
+    assert restart_report(2, running, stopped, running) == [
+        "broker 2 restarted (controlled shutdown, then started); it is now running"
+    ]
+    assert restart_report(2, dead, None, running) == [
+        "broker 2 started (it was not running: it was dead); it is now running"
+    ]
+    assert restart_report(3, stopped, None, running) == [
+        "broker 3 started (it was not running: it was stopped); it is now running"
+    ]
+    killed, started = restart_report(1, running, dead, running)
+    assert "was killed (SIGKILL)" in killed and started == "broker 1 started; it is now running"
 
 
 def test_down_reports_stopped_and_killed_brokers_apart() -> None:
