@@ -130,3 +130,48 @@ async def test_a_slow_link_adds_its_delay(proxied: tuple[Link, FaultState]) -> N
     slow = time.monotonic() - started
     assert fast < 0.15
     assert slow >= 0.4  # 200 ms each way
+
+
+@pytest.mark.asyncio
+async def test_a_large_transfer_through_a_slow_link_arrives_whole_and_in_order(
+    proxied: tuple[Link, FaultState],
+) -> None:
+    link, state = proxied
+    state.slow_ms[2] = 20  # every chunk held, in both directions
+    payload = bytes(range(256)) * 40_000  # 10 MiB: the sockets' buffers fill up
+    assert await round_trip(link, payload, timeout=20) == payload
+
+
+@pytest.mark.asyncio
+async def test_either_end_closing_closes_the_other() -> None:
+    accepted: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Queue()
+
+    async def keep(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await accepted.put((reader, writer))
+
+    server = await asyncio.start_server(keep, "127.0.0.1", 0)
+    link = Link(2, 1, "controller", free_port(), "127.0.0.1", server.sockets[0].getsockname()[1])
+    proxy = LinkProxy(link, FaultState)
+    await proxy.start()
+    try:
+        # the target ends the connection after a last answer: the client gets it, then EOF
+        client_reader, client_writer = await asyncio.open_connection("127.0.0.1", link.listen_port)
+        client_writer.write(b"ask")
+        target_reader, target_writer = await asyncio.wait_for(accepted.get(), 2)
+        assert await asyncio.wait_for(target_reader.readexactly(3), 2) == b"ask"
+        target_writer.write(b"last")
+        target_writer.close()
+        assert await asyncio.wait_for(client_reader.read(), 2) == b"last"
+        client_writer.close()
+        # the client ends it: the target reads EOF
+        client_reader, client_writer = await asyncio.open_connection("127.0.0.1", link.listen_port)
+        client_writer.write(b"bye")
+        client_writer.close()
+        target_reader, target_writer = await asyncio.wait_for(accepted.get(), 2)
+        assert await asyncio.wait_for(target_reader.read(), 2) == b"bye"
+        target_writer.close()
+        await asyncio.sleep(0.1)
+        assert not proxy._connections  # nothing kept for closed connections
+    finally:
+        await proxy.stop()
+        server.close()
