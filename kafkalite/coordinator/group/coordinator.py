@@ -271,7 +271,7 @@ class GroupCoordinator:
             return
         if not (group.ready_to_complete_join(self.now_ms()) or timed_out):
             return
-        removed = group.complete_join()
+        removed = group.complete_join(self.now_ms())
         for mid in removed:
             self._resolve_join(group, mid, JoinResult(ErrorCode.unknown_member_id, member_id=mid))
         self.emit(
@@ -325,7 +325,7 @@ class GroupCoordinator:
         if group.state == GroupState.STABLE:
             return member.assignment
         if member_id == group.leader_id:
-            group.complete_sync(assignments)
+            group.complete_sync(assignments, self.now_ms())
             await self.manager.store_group(group)
             for (gid, mid), pending in list(self._sync_waiters.items()):
                 if gid == group_id and not pending.done():
@@ -335,12 +335,14 @@ class GroupCoordinator:
             return member.assignment
         waiter: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
         self._sync_waiters[(group_id, member_id)] = waiter
+        member.awaiting_sync = True
         try:
             async with asyncio.timeout(member.session_timeout_ms / 1000):
                 return await asyncio.shield(waiter)
         except TimeoutError:
             raise KafkaError(ErrorCode.rebalance_in_progress) from None
         finally:
+            member.awaiting_sync = False
             self._sync_waiters.pop((group_id, member_id), None)
 
     def _fail_sync_waiters(self, group: Group, error: ErrorCode) -> None:

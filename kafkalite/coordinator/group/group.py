@@ -68,7 +68,9 @@ class Member:
     group_instance_id: str | None = None
     assignment: bytes = b""
     last_heartbeat_ms: int = 0
+    """When its session last started over: a heartbeat, or the coordinator answering it."""
     joined: bool = False  # has (re)joined during the current rebalance
+    awaiting_sync: bool = False  # its SyncGroup is held until the leader's assignment
 
     def metadata_for(self, protocol: str) -> bytes:
         return next(meta for name, meta in self.protocols if name == protocol)
@@ -187,14 +189,19 @@ class Group:
             m.joined for m in self.members.values()
         )
 
-    def complete_join(self) -> list[str]:
+    def complete_join(self, now_ms: int) -> list[str]:
         """End the join phase: drop who did not rejoin, bump the generation.
 
-        Returns the member ids removed. With nobody left the group becomes Empty.
+        Every remaining member's session starts over now, with its JoinGroup answer (Kafka's
+        ``onCompleteJoin``): a member waited in JoinGroup without heartbeating, however long
+        the others took to rejoin, and must get a whole session to send SyncGroup. Returns
+        the member ids removed. With nobody left the group becomes Empty.
         """
         removed = [mid for mid, m in self.members.items() if not m.joined]
         for mid in removed:
             self.remove_member(mid)
+        for m in self.members.values():
+            m.last_heartbeat_ms = now_ms
         self.generation_id += 1
         if not self.members:
             self.protocol_name = None
@@ -207,17 +214,25 @@ class Group:
         self.transition(GroupState.COMPLETING_REBALANCE)
         return removed
 
-    def complete_sync(self, assignments: dict[str, bytes]) -> None:
+    def complete_sync(self, assignments: dict[str, bytes], now_ms: int) -> None:
+        """The leader's assignment: the group is Stable, and the session of each member
+        that waited for it in SyncGroup starts over as it gets its answer (Kafka's
+        ``propagateAssignment``)."""
         for mid, member in self.members.items():
             member.assignment = assignments.get(mid, b"")
+            if member.awaiting_sync:
+                member.awaiting_sync = False
+                member.last_heartbeat_ms = now_ms
         self.transition(GroupState.STABLE)
 
     def expired_members(self, now_ms: int) -> list[str]:
-        """Members silent for longer than their session timeout (joiners are waiting, not
-        silent, so they do not expire while a rebalance is collecting joins)."""
+        """Members silent for longer than their session timeout. A member whose JoinGroup
+        or SyncGroup the coordinator is holding is waiting on the group, not silent
+        (Kafka's ``shouldKeepAlive``): it cannot heartbeat meanwhile."""
         return [
             mid
             for mid, m in self.members.items()
             if not (self.state == GroupState.PREPARING_REBALANCE and m.joined)
+            and not m.awaiting_sync
             and now_ms - m.last_heartbeat_ms > m.session_timeout_ms
         ]

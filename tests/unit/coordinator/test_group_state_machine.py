@@ -37,7 +37,7 @@ def joined_group(*members: Member) -> Group:
     group.prepare_rebalance(now_ms=0)
     for m in members:
         m.joined = True
-    group.complete_join()
+    group.complete_join(now_ms=0)
     return group
 
 
@@ -53,9 +53,9 @@ def test_a_rebalance_runs_empty_preparing_completing_stable_and_bumps_the_genera
     assert not group.ready_to_complete_join(now_ms=200)  # nobody has rejoined yet
     a.joined = b.joined = True
     assert group.ready_to_complete_join(now_ms=200)
-    assert group.complete_join() == []
+    assert group.complete_join(now_ms=0) == []
     assert (group.state, group.generation_id, group.leader_id) == (S.COMPLETING_REBALANCE, 1, "a")
-    group.complete_sync({"a": b"partitions of a", "b": b"partitions of b"})
+    group.complete_sync(now_ms=0, assignments={"a": b"partitions of a", "b": b"partitions of b"})
     assert group.state == S.STABLE
     assert (a.assignment, b.assignment) == (b"partitions of a", b"partitions of b")
     group.prepare_rebalance(now_ms=300)  # someone joins or leaves: everyone must rejoin
@@ -84,18 +84,18 @@ def test_transitions_kafka_does_not_allow_are_refused(
 
 def test_who_does_not_rejoin_is_dropped_and_the_leader_moves_on() -> None:
     group = joined_group(member("a"), member("b"), member("c"))
-    group.complete_sync({})
+    group.complete_sync(now_ms=0, assignments={})
     group.prepare_rebalance(now_ms=0)
     group.members["b"].joined = group.members["c"].joined = True  # the leader a is gone
-    assert group.complete_join() == ["a"]
+    assert group.complete_join(now_ms=0) == ["a"]
     assert (group.generation_id, group.leader_id) == (2, "b")
 
 
 def test_a_rebalance_nobody_rejoins_leaves_the_group_empty_in_a_new_generation() -> None:
     group = joined_group(member("a"))
-    group.complete_sync({})
+    group.complete_sync(now_ms=0, assignments={})
     group.prepare_rebalance(now_ms=0)
-    assert group.complete_join() == ["a"]
+    assert group.complete_join(now_ms=0) == ["a"]
     assert (group.state, group.generation_id) == (S.EMPTY, 2)
     assert (group.leader_id, group.protocol_name) == (None, None)
 
@@ -120,7 +120,7 @@ def test_a_joiner_must_share_the_protocol_type_and_a_protocol() -> None:
 
 def test_a_silent_member_expires_but_one_waiting_in_a_rebalance_does_not() -> None:
     group = joined_group(member("a", session=1_000), member("b", session=1_000))
-    group.complete_sync({})
+    group.complete_sync(now_ms=0, assignments={})
     group.members["a"].last_heartbeat_ms = 5_000
     assert group.expired_members(now_ms=5_800) == ["b"]
     group.prepare_rebalance(now_ms=5_800)
@@ -128,9 +128,37 @@ def test_a_silent_member_expires_but_one_waiting_in_a_rebalance_does_not() -> No
     assert group.expired_members(now_ms=9_000) == ["a"]
 
 
+def test_a_long_join_does_not_eat_the_session_the_member_needs_to_sync() -> None:
+    """The leader rejoined at once and waited 8 s in JoinGroup for a slow member (within the
+    rebalance timeout, beyond its 6 s session): it gets its whole session from the join's
+    answer to send SyncGroup, as in Kafka. This is how a kafka-python group leader was
+    expired right after JoinGroup on a loaded machine."""
+    leader, slow = member("leader", session=6_000), member("slow", session=6_000)
+    group = joined_group(leader, slow)
+    group.complete_sync(now_ms=0, assignments={})
+    group.prepare_rebalance(now_ms=1_000)
+    leader.joined, leader.last_heartbeat_ms = True, 1_000
+    slow.joined, slow.last_heartbeat_ms = True, 9_000
+    assert group.ready_to_complete_join(now_ms=9_000)
+    group.complete_join(now_ms=9_000)
+    assert group.expired_members(now_ms=9_100) == []
+    assert group.expired_members(now_ms=15_001) == ["leader", "slow"]  # then silence counts
+
+
+def test_a_member_waiting_in_sync_group_is_kept_until_the_assignment_arrives() -> None:
+    leader, follower = member("leader", session=1_000), member("follower", session=1_000)
+    group = joined_group(leader, follower)  # CompletingRebalance since t=0
+    follower.awaiting_sync = True  # its SyncGroup is held for the leader's assignment
+    assert group.expired_members(now_ms=1_500) == ["leader"]  # the leader must sync in time
+    group.complete_sync(now_ms=1_400, assignments={"follower": b"p0"})
+    assert not follower.awaiting_sync
+    assert group.expired_members(now_ms=2_300) == ["leader"]  # follower: session from 1.4 s
+    assert group.expired_members(now_ms=2_401) == ["leader", "follower"]
+
+
 def test_a_restarted_static_member_takes_its_place_and_its_old_id_is_fenced() -> None:
     group = joined_group(member("old-a", instance="pod-a"), member("b"))
-    group.complete_sync({"old-a": b"a's partitions"})
+    group.complete_sync(now_ms=0, assignments={"old-a": b"a's partitions"})
     assert group.replace_static_member("pod-a", "new-a") == "old-a"
     assert group.members["new-a"].assignment == b"a's partitions"
     assert group.leader_id == "new-a"
@@ -151,7 +179,7 @@ def test_the_first_rebalance_waits_the_initial_delay_extended_up_to_the_deadline
     group.extend_initial_delay(now_ms=2_500, initial_delay_ms=3_000)  # b arrives
     assert group.initial_delay_until_ms == 5_000  # capped by the rebalance deadline
     assert group.ready_to_complete_join(now_ms=5_000)
-    group.complete_join()
-    group.complete_sync({})
+    group.complete_join(now_ms=0)
+    group.complete_sync(now_ms=0, assignments={})
     group.prepare_rebalance(now_ms=10_000, initial_delay_ms=3_000)
     assert group.initial_delay_until_ms == 0  # only an empty group's first rebalance waits
