@@ -67,6 +67,9 @@ class RaftLog:
         self._start = log_start_offset
         self._base_epoch = 0
         snapshot = self.snapshots.latest()
+        self._latest_snapshot_id = snapshot.snapshot_id if snapshot is not None else None
+        """Kept here, not asked of the store: every quorum Fetch checks it, and a file
+        store finds its latest snapshot by listing, reading and checksumming files."""
         if snapshot is not None and snapshot.snapshot_id.end_offset >= self._start:
             if snapshot.snapshot_id.end_offset > self._start:
                 entries = [e for e in entries if e.offset >= snapshot.snapshot_id.end_offset]
@@ -201,8 +204,13 @@ class RaftLog:
 
     # ---- snapshots -----------------------------------------------------------------------
     def latest_snapshot_id(self) -> OffsetAndEpoch | None:
-        snapshot = self.snapshots.latest()
-        return snapshot.snapshot_id if snapshot is not None else None
+        return self._latest_snapshot_id
+
+    def _saved(self, snapshot: Snapshot) -> None:
+        self.snapshots.save(snapshot)
+        latest = self._latest_snapshot_id
+        if latest is None or snapshot.snapshot_id > latest:
+            self._latest_snapshot_id = snapshot.snapshot_id
 
     def create_snapshot(self, end_offset: int, data: bytes) -> OffsetAndEpoch:
         """Store the state machine as of ``end_offset`` and drop the log prefix it covers.
@@ -213,13 +221,13 @@ class RaftLog:
         if last is None:
             raise LogInvariantError(f"no entry below {end_offset} to snapshot")
         snapshot_id = OffsetAndEpoch(end_offset, last.epoch)
-        self.snapshots.save(Snapshot(snapshot_id, data))
+        self._saved(Snapshot(snapshot_id, data))
         self._delete_before(snapshot_id)
         return snapshot_id
 
     def truncate_to_snapshot(self, snapshot: Snapshot) -> None:
         """Install a snapshot fetched from the leader: the log restarts right after it."""
-        self.snapshots.save(snapshot)
+        self._saved(snapshot)
         self._entries.clear()
         self._epochs.clear()
         self._start = snapshot.snapshot_id.end_offset

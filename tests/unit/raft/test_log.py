@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kafkalite.raft import LogInvariantError, MemoryRaftLog, OffsetAndEpoch
 from kafkalite.raft.log import ValidationKind
+from kafkalite.raft.snapshot import FileSnapshotStore, Snapshot
 from tests.unit.raft.helpers import entries
 
 pytestmark = pytest.mark.unit
@@ -59,6 +62,21 @@ def test_below_the_log_start_the_answer_is_the_snapshot() -> None:
     assert (snap.kind, snap.offset_and_epoch) == (ValidationKind.SNAPSHOT, OffsetAndEpoch(3, 2))
     assert log.validate_offset_and_epoch(3, 2).kind is ValidationKind.VALID
     assert log.validate_offset_and_epoch(5, 2).kind is ValidationKind.VALID
+
+
+def test_fetches_are_validated_without_going_to_the_snapshot_store(tmp_path: Path) -> None:
+    """Every quorum Fetch asks for the latest snapshot id: the log keeps it, because the
+    file store finds it by listing, reading and checksumming its files."""
+    store = FileSnapshotStore(tmp_path)
+    log = MemoryRaftLog(store, entries(1, 1, 2, 2, 2))
+    log.flush()
+    log.create_snapshot(3, b"s")
+    store.latest = None  # type: ignore[assignment,method-assign]  # any call now fails
+    assert log.validate_offset_and_epoch(1, 1).kind is ValidationKind.SNAPSHOT
+    assert log.latest_snapshot_id() == OffsetAndEpoch(3, 2)
+    log.truncate_to_snapshot(Snapshot(OffsetAndEpoch(9, 3), b"t"))  # one from the leader
+    assert log.latest_snapshot_id() == OffsetAndEpoch(9, 3)
+    assert MemoryRaftLog(FileSnapshotStore(tmp_path)).latest_snapshot_id() == OffsetAndEpoch(9, 3)
 
 
 def test_a_crash_keeps_only_what_was_flushed() -> None:
