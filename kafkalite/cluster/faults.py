@@ -367,17 +367,27 @@ class FaultFile:
             pass
 
 
-async def serve_links(root: Path, poll_interval_s: float = 0.05, host: str = "127.0.0.1") -> None:
+async def serve_links(
+    root: Path,
+    poll_interval_s: float = 0.05,
+    host: str = "127.0.0.1",
+    changed: asyncio.Event | None = None,
+) -> None:
     """Serve every link of ``links.json`` on ``host`` (a container's proxies listen on
-    every interface: the brokers reach them over the course network)."""
+    every interface: the brokers reach them over the course network). ``faults.json`` is
+    re-read every ``poll_interval_s`` and whenever ``changed`` is set."""
     faults = FaultFile(root)
     faults.refresh()
     proxies = [LinkProxy(link, lambda: faults.current, host) for link in load_links(root)]
     for proxy in proxies:
         await proxy.start()
+    changed = changed or asyncio.Event()
     try:
         while True:
-            await asyncio.sleep(poll_interval_s)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(poll_interval_s):
+                    await changed.wait()
+            changed.clear()
             faults.refresh()
     finally:
         for proxy in proxies:
@@ -388,14 +398,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kafkalite.cluster.link_proxies")
     parser.add_argument("--dir", required=True)
     parser.add_argument("--host", default="127.0.0.1", help="address the proxies listen on")
+    parser.add_argument(
+        "--poll-ms",
+        type=int,
+        default=50,
+        help="re-read faults.json this often (and at once on SIGHUP)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
 
     async def run() -> None:
-        task = asyncio.create_task(serve_links(Path(args.dir), host=args.host))
+        changed = asyncio.Event()
+        task = asyncio.create_task(
+            serve_links(Path(args.dir), args.poll_ms / 1000, args.host, changed)
+        )
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, task.cancel)
+        loop.add_signal_handler(signal.SIGHUP, changed.set)
         with contextlib.suppress(asyncio.CancelledError):
             await task
 

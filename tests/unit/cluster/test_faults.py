@@ -4,6 +4,7 @@ and delivered when it heals, and are delayed on a slow broker's replication link
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -18,6 +19,8 @@ from kafkalite.cluster.faults import (
     LinkProxy,
     load_faults,
     save_faults,
+    save_links,
+    serve_links,
 )
 from kafkalite.cluster.ports import LOW, _free
 
@@ -174,4 +177,32 @@ async def test_either_end_closing_closes_the_other() -> None:
         assert not proxy._connections  # nothing kept for closed connections
     finally:
         await proxy.stop()
+        server.close()
+
+
+@pytest.mark.asyncio
+async def test_the_daemon_rereads_faults_json_when_told_not_only_when_it_polls(
+    tmp_path: Path,
+) -> None:
+    server = await asyncio.start_server(echo, "127.0.0.1", 0)
+    link = Link(2, 1, "controller", free_port(), "127.0.0.1", server.sockets[0].getsockname()[1])
+    save_links(tmp_path, [link])
+    save_faults(tmp_path, FaultState())
+    changed = asyncio.Event()  # what SIGHUP sets in the daemon
+    daemon = asyncio.create_task(serve_links(tmp_path, 60, changed=changed))
+    try:
+        for _ in range(100):  # until it listens
+            with contextlib.suppress(OSError):
+                assert await round_trip(link, b"up") == b"up"
+                break
+            await asyncio.sleep(0.02)
+        save_faults(tmp_path, FaultState({1}))
+        changed.set()
+        await asyncio.sleep(0.1)
+        with pytest.raises(TimeoutError):
+            await round_trip(link, b"cut", timeout=0.3)
+    finally:
+        daemon.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await daemon
         server.close()
