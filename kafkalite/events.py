@@ -101,6 +101,9 @@ class EventType(StrEnum):
     assignment without a rebalance; ``replaced`` is the member id it had."""
 
     # Transactions (the coordinator of a transactional id reports them)
+    TXN_PARTITION_LOADING = "txn_partition_loading"
+    """This broker is loading a big ``__transaction_state`` partition in steps: until it is
+    loaded, its ids get COORDINATOR_LOAD_IN_PROGRESS."""
     TXN_PARTITION_LOADED = "txn_partition_loaded"
     """This broker loaded a ``__transaction_state`` partition: it coordinates its ids."""
     TXN_STARTED = "txn_started"

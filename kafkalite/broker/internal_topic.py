@@ -3,7 +3,7 @@
 
 Writes go through the normal leader append path with acks=all, so a coordinator's write is
 acknowledged only once the high watermark covers it, exactly like a produced record.
-Reads replay a partition to its log end when a broker becomes its leader.
+Reads replay a partition to its log end, chunk by chunk, when a broker becomes its leader.
 """
 
 from __future__ import annotations
@@ -11,9 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kafkalite.controller.topic_control import CreatableTopic
+from kafkalite.coordinator.partition_loads import LogChunk
 from kafkalite.protocol.errors import ErrorCode, KafkaError
-from kafkalite.protocol.record_batch import RecordBatchHeader
-from kafkalite.protocol.records import Record, build_batch
+from kafkalite.protocol.record_batch import iter_batches
+from kafkalite.protocol.records import Record, build_batch, decode_records
+from kafkalite.storage.errors import StorageError
 from kafkalite.storage.producer_state import AppendOrigin
 
 if TYPE_CHECKING:
@@ -117,22 +119,26 @@ class InternalTopic:
             raise KafkaError(code, result.message)
         return result.base_offset
 
-    def read_batches(self, partition: int) -> list[tuple[RecordBatchHeader, list[Record]]]:
-        """Every batch of the partition up to its log end (a new leader's whole log).
+    def read_chunk(self, partition: int, start: int, max_bytes: int) -> LogChunk:
+        """Whole batches from ``start`` (from the log start if below it; at least one
+        batch, then up to ``max_bytes``) below the log end: one step of a coordinator's
+        load. Raises KafkaError NOT_COORDINATOR when the replica is gone or truncated.
 
         Up to the log end, not the high watermark: a new leader's HW lags until its
         followers fetch, yet everything in its log is (or will be) committed - reading only
         to the HW would forget acknowledged writes (Kafka loads to the log end too)."""
         found = self.broker.replica_manager.partitions.get((self.name, partition))
         if found is None:
-            return []
-        return list(found.log.batches_between(found.log_start_offset, found.log_end_offset))
-
-    def read_all(self, partition: int) -> list[Record]:
-        """The data records (no markers) of ``read_batches``."""
-        return [
-            r
-            for header, records in self.read_batches(partition)
-            if not header.is_control
-            for r in records
+            raise KafkaError(ErrorCode.not_coordinator)
+        start, end = max(start, found.log_start_offset), found.log_end_offset
+        if start >= end:
+            return LogChunk([], end, end)
+        try:
+            data = found.log.read(start, max_bytes, end).records
+        except StorageError as exc:
+            raise KafkaError(ErrorCode.not_coordinator, str(exc)) from exc
+        batches = [
+            (header, [r for r in decode_records(data, pos) if r.offset >= start])
+            for pos, header in iter_batches(data)
         ]
+        return LogChunk(batches, batches[-1][0].next_offset if batches else end, end)

@@ -172,14 +172,13 @@ async def leave_group(ctx: RequestContext, request: Any) -> Any:
 async def list_groups(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     wanted = set(getattr(request, "states_filter", ()) or ())
-    groups = [
-        g
-        for g in ctx.broker.group_coordinator.list_groups()
-        if not wanted or g.state.value in wanted
-    ]
+    coordinator = ctx.broker.group_coordinator
+    loading = coordinator.manager.is_loading()  # Kafka's answer: not all can be listed yet
+    groups = [] if loading else coordinator.list_groups()
+    groups = [g for g in groups if not wanted or g.state.value in wanted]
     return s.ListGroupsResponse(
         throttle_time=0,
-        error_code=ErrorCode.none,
+        error_code=ErrorCode.coordinator_load_in_progress if loading else ErrorCode.none,
         groups=tuple(
             s.ListedGroup(
                 group_id=g.group_id, protocol_type=g.protocol_type or "", group_state=g.state.value

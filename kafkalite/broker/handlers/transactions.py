@@ -117,9 +117,15 @@ async def list_transactions(ctx: RequestContext, request: Any) -> Any:
     producer_ids = {int(p) for p in request.producer_id_filters}
     min_duration = int(getattr(request, "duration_filter", -1))
     now = ctx.broker.now_ms()
+    coordinator = ctx.broker.txn_coordinator
+    loaded = coordinator.loaded_transactions()
+    if coordinator.is_loading():  # Kafka's answer: some of them cannot be listed yet
+        loaded, error = [], ErrorCode.coordinator_load_in_progress
+    else:
+        error = ErrorCode.none
     listed = [
         md
-        for md in ctx.broker.txn_coordinator.loaded_transactions()
+        for md in loaded
         if md.producer_epoch >= 0
         and (not states or md.state.state_name in states)
         and (not producer_ids or md.producer_id in producer_ids)
@@ -131,7 +137,7 @@ async def list_transactions(ctx: RequestContext, request: Any) -> Any:
     s = ctx.schema
     return s.ListTransactionsResponse(
         throttle_time=0,
-        error_code=ErrorCode.none,
+        error_code=error,
         unknown_state_filters=tuple(unknown),
         transaction_states=tuple(
             s.TransactionState(

@@ -88,6 +88,7 @@ class GroupCoordinator:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        await self.manager.stop()
 
     def on_topic_deleted(self, topic: str) -> None:
         """Forget every group's committed offsets for a deleted topic, and write their

@@ -10,9 +10,11 @@ waits for members, only for the log. Owned by the broker's event loop; not threa
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from kafkalite.coordinator.chunked_load import ChunkedLoad
 from kafkalite.coordinator.group.group import Group, GroupState
 from kafkalite.coordinator.group.offsets_log import (
     CommittedOffset,
@@ -23,12 +25,17 @@ from kafkalite.coordinator.group.offsets_log import (
     offset_tombstone,
 )
 from kafkalite.coordinator.group.txn_offsets import PendingOffset, TransactionalOffsets
+from kafkalite.coordinator.partition_loads import LogChunk, PartitionLoads
 from kafkalite.coordinator.partitioning import partition_for
 from kafkalite.events import EventSink, EventType
 from kafkalite.protocol.control_records import marker_of_record
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 from kafkalite.protocol.record_batch import InvalidBatchError
 from kafkalite.protocol.records import Record
+
+LOAD_BUFFER_BYTES = 64 * 1024
+"""How much of the log a load replays before it yields to the loop (Kafka's
+``offsets.load.buffer.size`` is 5 MiB; Python decodes far slower)."""
 
 
 class GroupMetadataManager:
@@ -40,12 +47,15 @@ class GroupMetadataManager:
         self.committed: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
         self.commit_positions: dict[tuple[str, str, int], int] = {}  # -> its log offset
         self.txn_offsets = TransactionalOffsets()
-        self._loaded: dict[int, int] = {}  # offsets partition -> leader epoch loaded in
+        self.loads = PartitionLoads()
+        self.load_buffer_bytes = LOAD_BUFFER_BYTES
+        self._load_tasks: set[asyncio.Task[None]] = set()
 
     # ---- ownership and loading ---------------------------------------------------
 
     def check_coordinator(self, group_id: str) -> int:
-        """The offsets partition of ``group_id``, loaded; NOT_COORDINATOR when not ours.
+        """The offsets partition of ``group_id``, loaded; NOT_COORDINATOR when not ours,
+        COORDINATOR_LOAD_IN_PROGRESS while it is being loaded (the client retries).
 
         State is reloaded from the log whenever this broker's leadership of the partition
         is a new one (a new leader epoch): in between, another coordinator may have taken
@@ -53,13 +63,26 @@ class GroupMetadataManager:
         partition = partition_for(group_id, self.offsets.partition_count())
         epoch = self.offsets.leader_epoch(partition)
         if epoch is None:
-            self._loaded.pop(partition, None)
+            self.loads.resign(partition)
             raise KafkaError(ErrorCode.not_coordinator)
-        if self._loaded.get(partition) != epoch:
+        if self.loads.needs_loading(partition, epoch):
             self._forget(partition)
-            self._load(partition)
-            self._loaded[partition] = epoch
+            self._begin_loading(partition, epoch)
+        error = self.loads.error_for(partition, epoch)
+        if error != ErrorCode.none:
+            raise KafkaError(error)
         return partition
+
+    def is_loading(self) -> bool:
+        """Some partition is still being loaded (ListGroups cannot list all groups)."""
+        return self.loads.any_loading()
+
+    async def stop(self) -> None:
+        """Cancel the loads still running."""
+        tasks = list(self._load_tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     def _forget(self, partition: int) -> None:
         count = self.offsets.partition_count()
@@ -74,11 +97,38 @@ class GroupMetadataManager:
             del self.commit_positions[key]
         self.txn_offsets.forget_groups(here)
 
-    def _load(self, partition: int) -> None:
+    def _begin_loading(self, partition: int, epoch: int) -> None:
+        """Replay the partition in chunks (``chunked_load``); a failed read forgets it, so
+        that the next request starts over."""
+
+        def forget() -> None:
+            self.loads.resign(partition)
+            self._forget(partition)
+
+        load = ChunkedLoad(
+            self.loads,
+            partition,
+            epoch,
+            lambda offset: self.offsets.read_chunk(partition, offset, self.load_buffer_bytes),
+            lambda chunk: self._replay_chunk(partition, chunk),
+            lambda: self.offsets.leader_epoch(partition) == epoch,
+            lambda: self.emit(EventType.GROUP_PARTITION_LOADED, partition=partition),
+            forget,
+        )
+        try:
+            task = load.begin()
+        except KafkaError:
+            forget()
+            raise
+        if task is not None:
+            self._load_tasks.add(task)
+            task.add_done_callback(self._load_tasks.discard)
+
+    def _replay_chunk(self, partition: int, chunk: LogChunk) -> None:
         """Replay the partition: the latest value per key wins, as compaction would keep;
         offsets committed in a transaction wait for their producer's marker."""
         count = self.offsets.partition_count()
-        for header, records in self.offsets.read_batches(partition):
+        for header, records in chunk.batches:
             if header.is_control:
                 if records:
                     self._replay_marker(header.producer_id, records[0])
@@ -95,7 +145,6 @@ class GroupMetadataManager:
                     self._replay_txn_offset(header.producer_id, key, value, record.offset)
                 else:
                     self._replay(group_id, key, value, record.offset)
-        self.emit(EventType.GROUP_PARTITION_LOADED, partition=partition)
 
     def _replay(
         self, group_id: str, key: dict[str, Any], value: dict[str, Any] | None, offset: int
@@ -229,7 +278,7 @@ class GroupMetadataManager:
         offsets there count now, or are dropped. A partition not loaded in its current
         epoch gets the marker from its log when it loads."""
         epoch = self.offsets.leader_epoch(partition)
-        if epoch is None or self._loaded.get(partition) != epoch:
+        if epoch is None or self.loads.loaded_epoch(partition) != epoch:
             return
         self._end_transaction(producer_id, committed)
 

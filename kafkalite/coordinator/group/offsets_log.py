@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from kafkalite.protocol.record_batch import RecordBatchHeader
+from kafkalite.coordinator.partition_loads import LogChunk
 from kafkalite.protocol.records import Record
 
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -46,8 +46,9 @@ class OffsetsTopic(Protocol):
         """Append one batch (transactional with a producer id) and wait until committed;
         its first offset. Raises KafkaError on failure."""
 
-    def read_batches(self, partition: int) -> list[tuple[RecordBatchHeader, list[Record]]]:
-        """Every batch of the partition up to its log end (a new leader's whole log)."""
+    def read_chunk(self, partition: int, start: int, max_bytes: int) -> LogChunk:
+        """Whole batches from ``start`` (at least one, up to ``max_bytes``) below the log
+        end: one step of a load. Raises KafkaError."""
 
 
 @dataclass(frozen=True, slots=True)

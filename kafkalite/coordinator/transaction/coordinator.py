@@ -24,6 +24,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kafkalite.coordinator.chunked_load import ChunkedLoad
+from kafkalite.coordinator.partition_loads import LogChunk, PartitionLoads
 from kafkalite.coordinator.partitioning import partition_for
 from kafkalite.coordinator.transaction import operations
 from kafkalite.coordinator.transaction.markers import (
@@ -39,9 +41,8 @@ from kafkalite.coordinator.transaction.state import (
     TxnTransitMetadata,
 )
 from kafkalite.coordinator.transaction.transaction_log import (
-    InvalidTransactionLogRecordError,
     TransactionStateTopic,
-    decode,
+    replay,
     transition_record,
 )
 from kafkalite.events import EventSink, EventType
@@ -74,10 +75,16 @@ _MAYBE_WRITTEN = frozenset(
 )
 
 
+LOAD_BUFFER_BYTES = 64 * 1024
+"""How much of the log a load replays before it yields to the loop (Kafka's
+``transaction.state.log.load.buffer.size`` is 5 MiB; Python decodes far slower)."""
+
+
 @dataclass(frozen=True, slots=True)
 class TransactionConfig:
     max_timeout_ms: Callable[[], int]  # transaction.max.timeout.ms
     abort_interval_ms: Callable[[], int]  # transaction.abort.timed.out.transaction.cleanup...
+    load_buffer_bytes: int = LOAD_BUFFER_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +111,7 @@ class TransactionCoordinator:
         self.emit = emit
         self.config = config
         self.transactions: dict[str, TransactionMetadata] = {}
-        self._loaded: dict[int, int] = {}  # partition -> coordinator epoch it was loaded in
+        self.loads = PartitionLoads()
         self._marker_tasks: dict[str, asyncio.Task[None]] = {}
         self.pending_markers: dict[str, set[TopicPartition]] = {}
         """Per decided transaction, the partitions whose marker is not written yet."""
@@ -128,50 +135,80 @@ class TransactionCoordinator:
         return partition_for(transactional_id, self.topic.partition_count())
 
     def coordinator_epoch(self, transactional_id: str) -> int:
-        """The epoch this broker coordinates the id in (-1 if it does not)."""
-        return self._loaded.get(self.partition_of(transactional_id), -1)
+        """The epoch this broker coordinates the id in (-1 if it does not, or not yet)."""
+        epoch = self.loads.loaded_epoch(self.partition_of(transactional_id))
+        return -1 if epoch is None else epoch
 
     def check_coordinator(self, transactional_id: str) -> tuple[int, int]:
-        """``(partition, coordinator epoch)`` of the id, loaded; NOT_COORDINATOR if not ours."""
+        """``(partition, coordinator epoch)`` of the id, loaded; NOT_COORDINATOR if not
+        ours, COORDINATOR_LOAD_IN_PROGRESS while its partition is being loaded."""
         partition = self.partition_of(transactional_id)
         return partition, self._ensure_loaded(partition)
+
+    def is_loading(self) -> bool:
+        """Some partition is still being loaded (ListTransactions cannot list it all)."""
+        return self.loads.any_loading()
 
     def _ensure_loaded(self, partition: int) -> int:
         epoch = self.topic.leader_epoch(partition)
         if epoch is None:
-            if partition in self._loaded:
+            if partition in self.loads.owned():
                 self._forget(partition)
             raise KafkaError(ErrorCode.not_coordinator)
-        if self._loaded.get(partition) != epoch:
+        if self.loads.needs_loading(partition, epoch):
             self._forget(partition)
-            self._load(partition, epoch)
+            self._begin_loading(partition, epoch)
+        error = self.loads.error_for(partition, epoch)
+        if error != ErrorCode.none:
+            raise KafkaError(error)
         return epoch
 
     def _forget(self, partition: int) -> None:
-        """Resign: drop the partition's ids and stop writing their markers."""
-        self._loaded.pop(partition, None)
+        """Resign: drop the partition's ids and stop writing their markers (a load in
+        progress sees it is superseded and stops)."""
+        self.loads.resign(partition)
         for txn_id in [t for t in self.transactions if self.partition_of(t) == partition]:
             del self.transactions[txn_id]
             task = self._marker_tasks.pop(txn_id, None)
             if task is not None:
                 task.cancel()
 
-    def _load(self, partition: int, epoch: int) -> None:
-        """Replay the partition to its log end (latest value per key wins, as compaction
-        keeps), then resume writing the markers of every decided transaction."""
+    def _begin_loading(self, partition: int, epoch: int) -> None:
+        """Replay the partition to its log end in chunks (``chunked_load``): the ids it
+        holds are served once all of it is replayed, not before."""
         loaded: dict[str, TransactionMetadata] = {}
-        for record in self.topic.read_all(partition):
-            try:
-                txn_id, transit = decode(record)
-            except InvalidTransactionLogRecordError as exc:
-                log.warning("skipping a record of partition %d: %s", partition, exc)
-                continue
-            if transit is None:
-                loaded.pop(txn_id, None)
-            else:
-                loaded[txn_id] = TransactionMetadata.from_transit(txn_id, transit)
+
+        def replay_chunk(chunk: LogChunk) -> None:
+            records = [r for header, rs in chunk.batches if not header.is_control for r in rs]
+            skipped = replay(loaded, records)
+            if skipped:
+                log.warning("skipped %d unreadable records of partition %d", skipped, partition)
+
+        load = ChunkedLoad(
+            self.loads,
+            partition,
+            epoch,
+            lambda offset: self.topic.read_chunk(partition, offset, self.config.load_buffer_bytes),
+            replay_chunk,
+            lambda: self.topic.leader_epoch(partition) == epoch,
+            lambda: self._complete_loading(partition, epoch, loaded),
+            lambda: self._forget(partition),
+        )
+        try:
+            task = load.begin()
+        except KafkaError:
+            self._forget(partition)
+            raise
+        if task is not None:
+            self.emit(EventType.TXN_PARTITION_LOADING, partition=partition, coordinator_epoch=epoch)
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    def _complete_loading(
+        self, partition: int, epoch: int, loaded: dict[str, TransactionMetadata]
+    ) -> None:
+        """Serve the partition's ids, and resume the markers of every decided transaction."""
         self.transactions.update(loaded)
-        self._loaded[partition] = epoch
         self.emit(
             EventType.TXN_PARTITION_LOADED,
             partition=partition,
@@ -185,7 +222,7 @@ class TransactionCoordinator:
     def _maybe_load_led_partitions(self) -> None:
         """Load what this broker has come to lead; forget what it no longer leads."""
         led = set(self.topic.led_partitions())
-        for partition in [p for p in self._loaded if p not in led]:
+        for partition in [p for p in self.loads.owned() if p not in led]:
             self._forget(partition)
         for partition in led:
             with contextlib.suppress(KafkaError):
@@ -194,7 +231,7 @@ class TransactionCoordinator:
     def _still_in_charge(self, txn_id: str, epoch: int, md: TransactionMetadata) -> bool:
         partition = self.partition_of(txn_id)
         return (
-            self._loaded.get(partition) == epoch
+            self.loads.loaded_epoch(partition) == epoch
             and self.topic.leader_epoch(partition) == epoch
             and self.transactions.get(txn_id) is md
         )

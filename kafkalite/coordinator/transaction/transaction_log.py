@@ -33,9 +33,11 @@ from kio.serial.errors import SerialError
 from kio.static.constants import EntityType
 from kio.static.primitive import i8, i16, i32, i64
 
+from kafkalite.coordinator.partition_loads import LogChunk
 from kafkalite.coordinator.transaction.state import (
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
+    TransactionMetadata,
     TransactionState,
     TxnTransitMetadata,
 )
@@ -148,6 +150,23 @@ def decode(record: Record) -> tuple[str, TxnTransitMetadata | None]:
     )
 
 
+def replay(loaded: dict[str, TransactionMetadata], records: list[Record]) -> int:
+    """Apply records of the log in order to ``loaded`` (the latest value per id wins, as
+    compaction keeps; a tombstone removes the id); how many were not ours to read."""
+    skipped = 0
+    for record in records:
+        try:
+            txn_id, transit = decode(record)
+        except InvalidTransactionLogRecordError:
+            skipped += 1
+            continue
+        if transit is None:
+            loaded.pop(txn_id, None)
+        else:
+            loaded[txn_id] = TransactionMetadata.from_transit(txn_id, transit)
+    return skipped
+
+
 class TransactionStateTopic(Protocol):
     """What the coordinator needs from the broker (it must never import the broker)."""
 
@@ -162,5 +181,6 @@ class TransactionStateTopic(Protocol):
     async def append(self, partition: int, records: list[Record]) -> int:
         """Append and wait until committed; its first offset. Raises KafkaError."""
 
-    def read_all(self, partition: int) -> list[Record]:
-        """Every record of the partition up to its log end (a new leader's whole log)."""
+    def read_chunk(self, partition: int, start: int, max_bytes: int) -> LogChunk:
+        """Whole batches from ``start`` (at least one, up to ``max_bytes``) below the log
+        end: one step of a load. Raises KafkaError."""

@@ -28,6 +28,7 @@ HIDDEN = frozenset(
         E.METADATA_SNAPSHOT_LOADED,
         E.GROUP_PARTITION_LOADED,
         E.OFFSETS_COMMITTED,
+        E.TXN_PARTITION_LOADING,
         E.TXN_PARTITION_LOADED,
         E.TXN_PREPARE_COMMIT,  # the outcome (committed / aborted) follows at once
         E.TXN_PREPARE_ABORT,

@@ -6,6 +6,7 @@ control marker look to the coordinator exactly as they would in a broker's log.
 
 from __future__ import annotations
 
+from kafkalite.coordinator.partition_loads import LogChunk
 from kafkalite.protocol.record_batch import RecordBatchHeader, parse_header
 from kafkalite.protocol.records import Record, build_batch, decode_records
 
@@ -57,5 +58,8 @@ class FakeOffsetsTopic:
         self.batches.append((parse_header(data), decode_records(data)))
         return base
 
-    def read_batches(self, partition: int) -> list[tuple[RecordBatchHeader, list[Record]]]:
-        return list(self.batches)
+    def read_chunk(self, partition: int, start: int, max_bytes: int) -> LogChunk:
+        """Here ``max_bytes`` counts batches (at least one)."""
+        batches = [b for b in self.batches if b[0].base_offset >= start][: max(1, max_bytes)]
+        end = self.log_end_offset
+        return LogChunk(batches, batches[-1][0].next_offset if batches else end, end)

@@ -1,0 +1,184 @@
+"""A new transaction coordinator loading a big ``__transaction_state`` partition answers
+COORDINATOR_LOAD_IN_PROGRESS, and real transactional producers retry until it is loaded.
+
+The partition gets many transactional ids' records (Kafka's own record format, written by
+a plain producer under Kafka's internal ``__admin_client`` id, which is how a Kafka broker
+too lets a client write an internal topic). When its coordinator is killed, the broker
+that takes over replays it in chunks, yielding to its loop between them: meanwhile it
+keeps answering (here: its ``/events``), and a librdkafka and a kafka-python producer
+that start then are told to retry, and then work.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from typing import Any
+
+import pytest
+from confluent_kafka import Producer
+from kafka import KafkaProducer
+
+from kafkalite.cluster import Cluster
+from kafkalite.coordinator.partitioning import partition_for
+from kafkalite.coordinator.transaction.state import TransactionMetadata
+from kafkalite.coordinator.transaction.transaction_log import (
+    TRANSACTION_STATE_TOPIC,
+    key_bytes,
+    value_bytes,
+)
+from tests.support.transactions import (
+    confluent_read,
+    coordinator_broker,
+    create_led_topic,
+    write_sentinels,
+)
+from tests.support.waiting import wait_for
+
+pytestmark = [pytest.mark.interop, pytest.mark.slow]
+
+IDS = 120_000
+"""Enough records that replaying them takes a noticeable while (~1 s on a quiet machine)."""
+
+
+def write_many_ids(bootstrap: str) -> None:
+    """``IDS`` transactional ids, each as if it had run InitProducerId once."""
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "client.id": "__admin_client",
+            "linger.ms": 50,
+            "batch.num.messages": 5000,
+            "queue.buffering.max.messages": IDS,
+        }
+    )
+    for i in range(IDS):
+        txn_id = f"bulk-{i:06d}"
+        transit = TransactionMetadata(txn_id, 10_000 + i).prepare_increment_producer_epoch(
+            60_000, None, 1
+        )
+        assert transit is not None
+        producer.produce(
+            TRANSACTION_STATE_TOPIC,
+            value_bytes(transit),
+            key_bytes(txn_id),
+            partition=partition_for(txn_id, 1),
+        )
+    assert producer.flush(120) == 0
+
+
+def replicated(cluster: Cluster) -> bool:
+    found = [p for p in cluster.status()["partitions"] if p["topic"] == TRANSACTION_STATE_TOPIC]
+    return bool(found) and all(
+        r["log_end_offset"] is not None and r["log_end_offset"] >= IDS for r in found[0]["replicas"]
+    )
+
+
+def events_after(cluster: Cluster, time_ms: int, event_type: str) -> list[dict[str, Any]]:
+    return [e for e in cluster.events() if e["type"] == event_type and e["time_ms"] >= time_ms]
+
+
+class LibrdkafkaLog(logging.Handler):
+    """librdkafka's debug lines (``logger`` + ``debug``), kept to look for its retries."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+def confluent_transaction(bootstrap: str, topic: str, log: LibrdkafkaLog) -> None:
+    logger = logging.getLogger(f"rdkafka-{uuid.uuid4().hex[:6]}")
+    logger.addHandler(log)
+    logger.setLevel(logging.DEBUG)
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "transactional.id": f"rdkafka-{uuid.uuid4().hex[:8]}",
+            "debug": "eos",
+            "logger": logger,
+        }
+    )
+    producer.init_transactions(60)
+    producer.begin_transaction()
+    producer.produce(topic, b"from-librdkafka")
+    producer.commit_transaction(60)
+
+
+def kafka_python_transaction(bootstrap: str, topic: str) -> None:
+    producer = KafkaProducer(
+        bootstrap_servers=bootstrap, transactional_id=f"kp-{uuid.uuid4().hex[:8]}"
+    )
+    try:
+        producer.init_transactions()
+        producer.begin_transaction()
+        producer.send(topic, b"from-kafka-python")
+        producer.commit_transaction()
+    finally:
+        producer.close()
+
+
+def run_in_threads(*jobs: Any) -> None:
+    """Run each job in a thread at once; raise the first failure."""
+    failures: list[BaseException] = []
+
+    def run(job: Any) -> None:
+        try:
+            job()
+        except Exception as exc:  # re-raised below, in the test's thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=run, args=(job,)) for job in jobs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not any(t.is_alive() for t in threads), "a producer hung"
+    if failures:
+        raise failures[0]
+
+
+def test_producers_retry_while_a_new_coordinator_loads_a_big_partition(
+    make_cluster3: Any,
+) -> None:
+    cluster = make_cluster3()
+    bootstrap = cluster.bootstrap_servers
+    old = coordinator_broker(cluster, f"probe-{uuid.uuid4().hex[:8]}")
+    topic = f"out-{uuid.uuid4().hex[:8]}"
+    create_led_topic(cluster, topic, [next(b for b in (1, 2, 3) if b != old)])
+    write_many_ids(bootstrap)
+    wait_for(lambda: replicated(cluster), 60, "every replica to hold the bulk of ids")
+
+    killed_ms = int(time.time() * 1000)
+    cluster.kill(old)
+    loading = wait_for(
+        lambda: next((e for e in events_after(cluster, killed_ms, "txn_partition_loading")), None),
+        60,
+        "a new coordinator to begin loading (it answers while it loads)",
+    )
+    started = time.monotonic()
+    librdkafka = LibrdkafkaLog()
+    run_in_threads(
+        lambda: confluent_transaction(bootstrap, topic, librdkafka),
+        lambda: kafka_python_transaction(bootstrap, topic),
+    )
+    assert time.monotonic() - started < 120
+
+    loaded = next(
+        e
+        for e in events_after(cluster, killed_ms, "txn_partition_loaded")
+        if e["broker"] == loading["broker"]
+    )
+    assert loaded["transactions"] >= IDS
+    assert any("load in progress" in line.lower() for line in librdkafka.lines), (
+        "librdkafka never met the load: " + "\n".join(librdkafka.lines[-30:])
+    )
+    write_sentinels(bootstrap, topic, 1)
+    assert sorted(confluent_read(bootstrap, topic, 1, "read_committed")[0]) == [
+        b"from-kafka-python",
+        b"from-librdkafka",
+    ]
