@@ -48,7 +48,7 @@ class LoadState(enum.Enum):
     LOADING = "loading"
     """Replaying the partition: requests for its keys get COORDINATOR_LOAD_IN_PROGRESS."""
     LOADED = "loaded"
-    """Replayed to the log end it had when loading began: serving its keys."""
+    """Replayed to its log end: serving its keys."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ import asyncio
 
 import pytest
 
+from kafkalite.coordinator.transaction.coordinator import TransactionCoordinator
 from kafkalite.coordinator.transaction.state import TransactionMetadata
 from kafkalite.coordinator.transaction.transaction_log import transition_record
 from kafkalite.protocol.errors import KafkaError
@@ -86,12 +87,18 @@ async def test_a_small_partition_is_served_at_once() -> None:
     await c.stop()
 
 
-async def test_a_new_epoch_during_a_load_starts_over_from_the_log() -> None:
-    log, leaders = FakeLog(), FakeLeaders()
-    many_ids(log, 30)
-    c = coordinator(log, leaders, load_buffer_bytes=5)
+def mid_load(ids: int) -> tuple[FakeLog, TransactionCoordinator]:
+    """A coordinator that has begun loading ``ids`` ids, five per chunk."""
+    log = FakeLog()
+    many_ids(log, ids)
+    c = coordinator(log, FakeLeaders(), load_buffer_bytes=5)
     with pytest.raises(KafkaError):
         c.check_coordinator("tx")
+    return log, c
+
+
+async def test_a_new_epoch_during_a_load_starts_over_from_the_log() -> None:
+    log, c = mid_load(30)
     many_ids(log, 31)  # another coordinator wrote id-30 meanwhile, then led again
     log.epoch = 2
     with pytest.raises(KafkaError):
@@ -102,11 +109,7 @@ async def test_a_new_epoch_during_a_load_starts_over_from_the_log() -> None:
 
 
 async def test_leadership_lost_during_a_load_answers_not_coordinator() -> None:
-    log, leaders = FakeLog(), FakeLeaders()
-    many_ids(log, 30)
-    c = coordinator(log, leaders, load_buffer_bytes=5)
-    with pytest.raises(KafkaError):
-        c.check_coordinator("tx")
+    log, c = mid_load(30)
     log.epoch = None
     await asyncio.sleep(0.05)
     assert (await c.handle_init_producer_id("tx", 60_000, None)).error == E.not_coordinator
