@@ -66,7 +66,7 @@ def write_many_ids(bootstrap: str) -> None:
             key_bytes(txn_id),
             partition=partition_for(txn_id, 1),
         )
-    assert producer.flush(120) == 0
+    assert producer.flush(180) == 0
 
 
 def replicated(cluster: Cluster) -> bool:
@@ -151,7 +151,7 @@ def test_producers_retry_while_a_new_coordinator_loads_a_big_partition(
     topic = f"out-{uuid.uuid4().hex[:8]}"
     create_led_topic(cluster, topic, [next(b for b in (1, 2, 3) if b != old)])
     write_many_ids(bootstrap)
-    wait_for(lambda: replicated(cluster), 60, "every replica to hold the bulk of ids")
+    wait_for(lambda: replicated(cluster), 180, "every replica to hold the bulk of ids")
 
     killed_ms = int(time.time() * 1000)
     cluster.kill(old)
