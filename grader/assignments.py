@@ -120,3 +120,10 @@ def student_version(assignment: Assignment) -> str:
         source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
         cell["id"] = hashlib.sha256(f"{index}:{source}".encode()).hexdigest()[:8]
     return json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
+
+
+def uses_spark(path: Path) -> bool:
+    """Whether a master or a question's test file starts Spark (its grading needs Java,
+    and more time per case: a JVM start or two)."""
+    text = path.read_text()
+    return "kafkalite.spark" in text or "pyspark" in text

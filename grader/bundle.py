@@ -23,7 +23,7 @@ import stat
 import zipfile
 from pathlib import Path
 
-from grader.assignments import REPO_ROOT
+from grader.assignments import REPO_ROOT, uses_spark
 
 SETUP_SH = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, while it builds the autograder image.
@@ -91,11 +91,6 @@ def grading_requirements(master: Path, repo: Path = REPO_ROOT) -> str:
         if line.strip() and not line.startswith("#") and name not in skipped:
             kept.append(line)
     return "\n".join(kept) + "\n"
-
-
-def uses_spark(master: Path) -> bool:
-    text = master.read_text()
-    return "kafkalite.spark" in text or "pyspark" in text
 
 
 def _add_script(archive: zipfile.ZipFile, name: str, text: str) -> None:

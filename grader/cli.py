@@ -37,7 +37,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=DEFAULT_TIME_S,
         metavar="S",
-        help="seconds per test case (default %(default)s)",
+        help="seconds per test case (default %(default)s; a case that starts Spark: 300 or more)",
     )
 
 

@@ -34,6 +34,7 @@ from otter.test_files import GradingResults, create_test_file
 from otter.test_files.abstract_test import TestCase, TestCaseResult, TestFile
 
 from grader import sandbox
+from grader.assignments import uses_spark
 from grader.channel import READY, ClusterServer
 from grader.extract import Extracted, extract
 from kafkalite.cluster import Cluster, ClusterError
@@ -100,6 +101,9 @@ def _grade_question(
     progress: Progress | None,
 ) -> TestFile:
     cluster: ObservedCluster | None = None
+    limits = options.limits
+    if uses_spark(path):
+        limits = dataclasses.replace(limits, time_s=max(limits.time_s, sandbox.SPARK_TIME_S))
     results = []
     test_file.test_cases = [_named(case) for case in test_file.test_cases]
     try:
@@ -108,7 +112,7 @@ def _grade_question(
             if needs and cluster is None:
                 cluster = _fresh_cluster(root / f"cluster-{test_file.name}", options.brokers)
             given = cluster if needs else None
-            verdict = _run_case(path, index, module, extracted, given, root, options.limits)
+            verdict = _run_case(path, index, module, extracted, given, root, limits)
             results.append(TestCaseResult(case, verdict.message, verdict.passed))
             if progress is not None:
                 progress(test_file.name, case.name, verdict)
