@@ -2,8 +2,8 @@
 
 This is the composition root. It owns the long-lived objects and wires them: committed
 metadata records flow from the quorum into the metadata image and then into the replica
-manager, which makes the local logs match. Handlers reach everything through the
-``Broker`` they are given.
+manager, which makes the local logs match. Request handlers get the components they use
+from ``broker.apis``, never the ``Broker`` itself.
 
 Two event loops: the main loop serves clients and replication; the control plane
 (``control_plane``: the quorum, the controller, the controller listener, heartbeats) runs
@@ -23,12 +23,12 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kafkalite.broker.apis import broker_handlers
 from kafkalite.broker.control_plane import ControlPlane
 from kafkalite.broker.controller_channel import ControllerChannel
 from kafkalite.broker.controller_service import ControllerService
 from kafkalite.broker.events import EventLog
 from kafkalite.broker.group_offsets import BrokerOffsetsTopic
-from kafkalite.broker.handlers import CONTROLLER_HANDLERS, HANDLERS
 from kafkalite.broker.isr_manager import IsrManager
 from kafkalite.broker.lifecycle import BrokerLifecycle
 from kafkalite.broker.log_cleaner import LogCleanerManager
@@ -153,8 +153,15 @@ class Broker:
             lambda: self.applied_end_offset,
         )
         self.log_cleaner = LogCleanerManager(self.replica_manager, self.image, self.events, now_ms)
-        self.lifecycle = BrokerLifecycle(self)
-        self.broker_epoch = -1
+        self.lifecycle = BrokerLifecycle(
+            config.broker_id,
+            self.advertised,
+            config.rack,
+            self.controller,
+            self.control_plane,
+            self.supervisor.spawn,
+            lambda: self.applied_end_offset,
+        )
         self.fetchers = ReplicaFetcherManager(
             config.broker_id,
             self.replica_manager,
@@ -176,7 +183,7 @@ class Broker:
         self.producer_ids = ProducerIdManager(
             lambda: self.controller.allocate_producer_ids(self.broker_id, self.broker_epoch)
         )
-        self.group_offsets = BrokerOffsetsTopic(self)
+        self.group_offsets = BrokerOffsetsTopic(self.image, self.replica_manager, self.controller)
         self.group_coordinator = GroupCoordinator(
             self.group_offsets,
             now_ms,
@@ -185,8 +192,10 @@ class Broker:
             lambda: self.image.broker_int("group.max.session.timeout.ms"),
             lambda: self.image.broker_int("group.initial.rebalance.delay.ms"),
         )
-        self.txn_state_topic = BrokerTransactionStateTopic(self)
-        self.txn_markers = BrokerMarkerChannel(self)
+        self.txn_state_topic = BrokerTransactionStateTopic(
+            self.image, self.replica_manager, self.controller
+        )
+        self.txn_markers = BrokerMarkerChannel(config.broker_id, self.image, self.fetchers.endpoint)
         self.txn_coordinator = TransactionCoordinator(
             self.txn_state_topic,
             self.txn_markers,
@@ -201,9 +210,13 @@ class Broker:
             ),
         )
         max_request_bytes = config.static_int("socket.request.max.bytes")
-        self.server = KafkaServer(self, max_request_bytes, HANDLERS)
+        client_handlers, controller_handlers = broker_handlers(self)
+        self.server = KafkaServer(max_request_bytes, client_handlers, forward_to=self.controller)
         self.controller_server = KafkaServer(
-            self, max_request_bytes, CONTROLLER_HANDLERS, concurrent=True
+            max_request_bytes,
+            controller_handlers,
+            concurrent=True,
+            run_on_main=self.control_plane.run_on_main,
         )
         self._tasks: list[asyncio.Task[None]] = []
         self._stopped = asyncio.Event()
@@ -231,9 +244,9 @@ class Broker:
         }
 
     @property
-    def controller_id(self) -> int:
-        """The active controller (the quorum leader); -1 during an election."""
-        return self.quorum.view.leader_id
+    def broker_epoch(self) -> int:
+        """This broker's epoch with the controller, -1 until registered."""
+        return self.lifecycle.broker_epoch
 
     async def start(self) -> None:
         self.events.replaying = True

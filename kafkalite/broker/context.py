@@ -1,19 +1,18 @@
-"""What a handler sees of one request: the broker's services, the request, the client."""
+"""What a handler sees of one request: the request and the client that sent it.
+
+The broker's services are not here: each handler class names the ones it needs in its
+constructor (see ``handlers.registry``).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from kafkalite.protocol.codec import Request, VersionedSchema, response_schema
-
-if TYPE_CHECKING:
-    from kafkalite.broker.broker import Broker
 
 
 @dataclass(slots=True)
 class RequestContext:
-    broker: Broker
     request: Request
     peer: str
 

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from kafkalite.broker.controller_channel import ControllerChannel
 from kafkalite.broker.internal_topic import InternalTopic
+from kafkalite.broker.replica_manager import ReplicaManager
 from kafkalite.coordinator.group.offsets_log import OFFSETS_TOPIC
-
-if TYPE_CHECKING:
-    from kafkalite.broker.broker import Broker
+from kafkalite.metadata.image import MetadataImage
 
 
 class BrokerOffsetsTopic(InternalTopic):
-    def __init__(self, broker: Broker) -> None:
+    def __init__(
+        self, image: MetadataImage, replicas: ReplicaManager, controller: ControllerChannel
+    ) -> None:
         super().__init__(
-            broker,
+            image,
+            replicas,
+            controller,
             OFFSETS_TOPIC,
             "offsets.topic.num.partitions",
             "offsets.topic.replication.factor",

@@ -8,58 +8,63 @@ Reads replay a partition to its log end, chunk by chunk, when a broker becomes i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from kafkalite.broker.controller_channel import ControllerChannel
+from kafkalite.broker.replica_manager import ReplicaManager
 from kafkalite.controller.topic_control import CreatableTopic
 from kafkalite.coordinator.partition_loads import LogChunk
+from kafkalite.metadata.image import MetadataImage
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 from kafkalite.protocol.record_batch import iter_batches
 from kafkalite.protocol.records import Record, build_batch, decode_records
 from kafkalite.storage.errors import StorageError
 from kafkalite.storage.producer_state import AppendOrigin
 
-if TYPE_CHECKING:
-    from kafkalite.broker.broker import Broker
-
 COMMIT_TIMEOUT_S = 10.0
 
 
 class InternalTopic:
+    """Reads its settings and leaders from the metadata image, its records through the
+    replica manager; the controller creates it on first use."""
+
     def __init__(
         self,
-        broker: Broker,
+        image: MetadataImage,
+        replicas: ReplicaManager,
+        controller: ControllerChannel,
         name: str,
         partitions_config: str,
         replication_config: str,
         segment_config: str,
     ) -> None:
-        self.broker = broker
+        self.image = image
+        self.replicas = replicas
+        self.controller = controller
         self.name = name
         self.partitions_config = partitions_config
         self.replication_config = replication_config
         self.segment_config = segment_config
 
     def partition_count(self) -> int:
-        topic = self.broker.image.topic(self.name)
+        topic = self.image.topic(self.name)
         if topic is not None:
             return len(topic.partitions)
-        return self.broker.image.broker_int(self.partitions_config)
+        return self.image.broker_int(self.partitions_config)
 
     def leader_epoch(self, partition: int) -> int | None:
-        found = self.broker.replica_manager.partitions.get((self.name, partition))
+        found = self.replicas.partitions.get((self.name, partition))
         return found.leader_epoch if found is not None and found.is_leader else None
 
     def led_partitions(self) -> list[int]:
         return sorted(
             index
-            for (name, index), p in self.broker.replica_manager.partitions.items()
+            for (name, index), p in self.replicas.partitions.items()
             if name == self.name and p.is_leader
         )
 
     def replication_factor(self) -> int:
         """The configured replication factor, at most the brokers alive now (so that a
         one-broker lab works)."""
-        image = self.broker.image
+        image = self.image
         return min(image.broker_int(self.replication_config), len(image.live_brokers()))
 
     def topic_configs(self, replication_factor: int) -> dict[str, str | None]:
@@ -67,16 +72,16 @@ class InternalTopic:
         the log cleaner keeps it small), in segments of the broker's setting for it."""
         return {
             "cleanup.policy": "compact",
-            "segment.bytes": self.broker.image.broker_config(self.segment_config),
+            "segment.bytes": self.image.broker_config(self.segment_config),
         }
 
     async def ensure_exists(self) -> None:
         """Create the topic on first use, as Kafka does on the first FindCoordinator."""
-        image = self.broker.image
+        image = self.image
         if image.topic(self.name) is not None:
             return
         rf = self.replication_factor()
-        await self.broker.controller.create_topics(
+        await self.controller.create_topics(
             [
                 CreatableTopic(
                     self.name,
@@ -97,7 +102,7 @@ class InternalTopic:
         """Append one batch and wait until it is committed; its first offset. With a
         producer id, the batch is part of that producer's transaction (a transactional
         offset commit). Raises KafkaError (NOT_COORDINATOR if no longer the leader)."""
-        replicas = self.broker.replica_manager
+        replicas = self.replicas
         batch = build_batch(
             records,
             producer_id=producer_id,
@@ -127,7 +132,7 @@ class InternalTopic:
         Up to the log end, not the high watermark: a new leader's HW lags until its
         followers fetch, yet everything in its log is (or will be) committed - reading only
         to the HW would forget acknowledged writes (Kafka loads to the log end too)."""
-        found = self.broker.replica_manager.partitions.get((self.name, partition))
+        found = self.replicas.partitions.get((self.name, partition))
         if found is None:
             raise KafkaError(ErrorCode.not_coordinator)
         start, end = max(start, found.log_start_offset), found.log_end_offset

@@ -15,8 +15,11 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
+
+from kafkalite.broker.events import EventLog
 
 if TYPE_CHECKING:
     from kafkalite.broker.broker import Broker
@@ -142,8 +145,12 @@ def quorum_state(broker: Broker) -> dict[str, Any]:
 
 
 class IntrospectionServer:
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
+    """Serves ``state()`` (``broker_state`` of this broker: the one reader of the whole
+    broker, as a snapshot is) and the event log."""
+
+    def __init__(self, state: Callable[[], dict[str, Any]], events: EventLog) -> None:
+        self._state = state
+        self._events = events
         self._server: asyncio.Server | None = None
 
     async def start(self, host: str, port: int) -> None:
@@ -180,9 +187,9 @@ class IntrospectionServer:
             return "405 Method Not Allowed", {"error": "only GET is served"}
         url = urlsplit(parts[1])
         if url.path == "/state":
-            return "200 OK", broker_state(self.broker)
+            return "200 OK", self._state()
         if url.path == "/events":
             since = int(parse_qs(url.query).get("since", ["0"])[0] or 0)
-            events = self.broker.events
+            events = self._events
             return "200 OK", {"events": events.since(since), "started_ms": events.started_ms}
         return "404 Not Found", {"error": f"no such path {url.path}"}

@@ -16,14 +16,13 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
-from kafkalite.broker.controller_channel import ControllerRequestError
+from kafkalite.broker.control_plane import ControlPlane
+from kafkalite.broker.controller_channel import ControllerChannel, ControllerRequestError
 from kafkalite.broker.raft_quorum import NotControllerError
 from kafkalite.protocol.errors import ErrorCode
-
-if TYPE_CHECKING:
-    from kafkalite.broker.broker import Broker
+from kafkalite.supervision import Spawn
 
 log = logging.getLogger(__name__)
 
@@ -31,31 +30,49 @@ MAX_HEARTBEATS_IN_FLIGHT = 3
 
 
 class BrokerLifecycle:
-    """Registration (any loop) and the heartbeat loop (control loop only)."""
+    """Registration (any loop) and the heartbeat loop (control loop only). Owns this
+    broker's ``broker_epoch`` (-1 until registered)."""
 
-    def __init__(self, broker: Broker) -> None:
-        self._broker = broker
+    def __init__(
+        self,
+        broker_id: int,
+        advertised: tuple[str, int],
+        rack: str | None,
+        controller: ControllerChannel,
+        control_plane: ControlPlane,
+        spawn: Spawn,
+        applied_end_offset: Callable[[], int],
+    ) -> None:
+        """``applied_end_offset`` is how far this broker's metadata image has replayed the
+        log (each heartbeat reports it)."""
+        self.broker_id = broker_id
+        self.broker_epoch = -1
+        self._advertised = advertised
+        self._rack = rack
+        self._controller = controller
+        self._control_plane = control_plane
+        self._spawn = spawn
+        self._applied_end_offset = applied_end_offset
         self._loop: asyncio.Task[None] | None = None
         self._due: asyncio.Event | None = None
         self._in_flight: set[asyncio.Task[None]] = set()
         self._registering: asyncio.Lock | None = None
 
     async def register(self) -> None:
-        broker = self._broker
-        host, port = broker.advertised
-        broker.broker_epoch = await broker.controller.register_broker(
-            broker.broker_id, host, port, broker.config.rack, str(uuid.uuid4())
+        host, port = self._advertised
+        self.broker_epoch = await self._controller.register_broker(
+            self.broker_id, host, port, self._rack, str(uuid.uuid4())
         )
 
     def start(self) -> None:
-        self._broker.control_plane.loop.call_soon_threadsafe(self._start_loop)
+        self._control_plane.loop.call_soon_threadsafe(self._start_loop)
 
     def _start_loop(self) -> None:
-        self._loop = self._broker.supervisor.spawn(self._heartbeat_loop(), "heartbeat")
+        self._loop = self._spawn(self._heartbeat_loop(), "heartbeat")
 
     async def stop(self) -> None:
         """Stop heartbeating (before the controlled shutdown asks to be fenced)."""
-        await self._broker.control_plane.run(self._stop_loop())
+        await self._control_plane.run(self._stop_loop())
 
     async def _stop_loop(self) -> None:
         if self._loop is not None:
@@ -64,14 +81,14 @@ class BrokerLifecycle:
 
     def metadata_replayed(self) -> None:
         """The image replayed new records (called on the main loop): heartbeat now."""
-        self._broker.control_plane.loop.call_soon_threadsafe(self._wake)
+        self._control_plane.loop.call_soon_threadsafe(self._wake)
 
     def _wake(self) -> None:
         if self._due is not None:
             self._due.set()
 
     def _interval_s(self) -> float:
-        image = self._broker.controller.service.image
+        image = self._controller.service.image
         return image.broker_int("broker.heartbeat.interval.ms") / 1000
 
     async def _heartbeat_loop(self) -> None:
@@ -92,14 +109,13 @@ class BrokerLifecycle:
                 task.cancel()
 
     async def _heartbeat(self) -> None:
-        broker = self._broker
         interval = self._interval_s()
-        sent_epoch = broker.broker_epoch
+        sent_epoch = self.broker_epoch
         try:
-            reply = await broker.controller.heartbeat(
-                broker.broker_id,
+            reply = await self._controller.heartbeat(
+                self.broker_id,
                 sent_epoch,
-                broker.applied_end_offset - 1,
+                self._applied_end_offset() - 1,
                 timeout_s=max(3 * interval, 0.5),
             )
         except (NotControllerError, ControllerRequestError):
@@ -107,19 +123,18 @@ class BrokerLifecycle:
         if reply.error == ErrorCode.stale_broker_epoch:
             assert self._registering is not None
             async with self._registering:
-                if broker.broker_epoch == sent_epoch:  # not re-registered meanwhile
+                if self.broker_epoch == sent_epoch:  # not re-registered meanwhile
                     log.info("the controller does not know epoch %d: registering", sent_epoch)
                     await self.register()
 
     async def shut_down(self) -> None:
         """Controlled shutdown: ask the controller to move this broker's leaderships and
         ISR places to others (``want_shut_down``) and wait for it to be committed."""
-        broker = self._broker
         with contextlib.suppress(NotControllerError, ControllerRequestError):
-            await broker.controller.heartbeat(
-                broker.broker_id,
-                broker.broker_epoch,
-                broker.applied_end_offset - 1,
+            await self._controller.heartbeat(
+                self.broker_id,
+                self.broker_epoch,
+                self._applied_end_offset() - 1,
                 want_shut_down=True,
                 timeout_s=1.5,
             )

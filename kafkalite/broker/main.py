@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from kafkalite.broker.broker import Broker, BrokerConfig, advertised_address
-from kafkalite.broker.introspection import IntrospectionServer
+from kafkalite.broker.introspection import IntrospectionServer, broker_state
 from kafkalite.metadata.config_defs import InvalidConfigError, validate_broker_configs
 
 
@@ -36,7 +36,7 @@ def parse_overrides(pairs: list[str]) -> dict[str, str]:
 
 async def serve(config: BrokerConfig) -> None:
     broker = Broker(config)
-    introspection = IntrospectionServer(broker)
+    introspection = IntrospectionServer(lambda: broker_state(broker), broker.events)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, broker.request_stop)

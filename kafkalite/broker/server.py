@@ -18,11 +18,11 @@ import asyncio
 import contextlib
 import logging
 import struct
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
 
 from kafkalite.broker.context import RequestContext
-from kafkalite.broker.controller_channel import ServeLocallyError
+from kafkalite.broker.controller_channel import ControllerChannel, ServeLocallyError
 from kafkalite.broker.handlers.api_versions import unsupported_version_reply
 from kafkalite.broker.handlers.registry import Handler, HandlerTable
 from kafkalite.protocol.codec import (
@@ -38,10 +38,8 @@ from kafkalite.protocol.codec import (
 from kafkalite.protocol.error_response import error_response
 from kafkalite.protocol.errors import ErrorCode
 
-if TYPE_CHECKING:
-    from kafkalite.broker.broker import Broker
-
 T = TypeVar("T")
+RunOnMain = Callable[[Coroutine[Any, Any, Any]], Awaitable[Any]]
 log = logging.getLogger(__name__)
 _SIZE = struct.Struct(">i")
 PRODUCE_KEY = 0
@@ -59,17 +57,23 @@ class KafkaServer:
     listener (``concurrent``) serves each request as its own task and answers as soon as it
     can: only Kafka-Lite's own peers connect there, and they match responses by
     correlation id, so a quorum Fetch parked at the leader holds nothing else up.
+
+    ``forward_to`` (client listener): where requests marked ``forward`` go when this
+    broker is not the active controller. ``run_on_main`` (controller listener): how such
+    a request, forwarded here, is run on the main loop, where its handler's state lives.
     """
 
     def __init__(
         self,
-        broker: Broker,
         max_request_bytes: int,
         handlers: HandlerTable,
         *,
         concurrent: bool = False,
+        forward_to: ControllerChannel | None = None,
+        run_on_main: RunOnMain | None = None,
     ) -> None:
-        self.broker = broker
+        self.forward_to = forward_to
+        self.run_on_main = run_on_main
         self.max_request_bytes = max_request_bytes
         self.handlers = handlers
         self.concurrent = concurrent
@@ -199,20 +203,21 @@ class KafkaServer:
         if isinstance(decoded, bytes):
             return decoded
         request, handler = decoded
-        if handler.forward and not self.concurrent and not self.broker.quorum.view.is_active:
+        controller = self.forward_to
+        if handler.forward and controller is not None and not controller.quorum.view.is_active:
             try:
-                forwarded = await self.broker.controller.forward(frame)
+                forwarded = await controller.forward(frame)
                 return _SIZE.pack(len(forwarded)) + forwarded
             except ServeLocallyError:
                 pass  # elected meanwhile: the handler below runs it here
             except Exception as exc:
                 raise ConnectionClosed(f"cannot reach the controller: {exc}") from exc
-        context = RequestContext(self.broker, request, peer)
+        context = RequestContext(request, peer)
         work = handler.fn(context, request.body)
-        if handler.forward and self.concurrent:
+        if handler.forward and self.run_on_main is not None:
             # a client's admin request forwarded to this controller: its handler reads
             # the broker's image, which lives on the main loop
-            work = self.broker.control_plane.run_on_main(_awaited(work))
+            work = self.run_on_main(_awaited(work))
         try:
             body = await work
         except ConnectionClosed:
@@ -230,14 +235,14 @@ class KafkaServer:
             request = decode_request(frame)
         except UnsupportedApiError as exc:
             if exc.api_key == API_VERSIONS_KEY and exc.correlation_id is not None:
-                return unsupported_version_reply(exc.correlation_id)
+                return unsupported_version_reply(self.handlers, exc.correlation_id)
             raise ConnectionClosed(str(exc)) from exc
         except MalformedRequestError as exc:
             raise ConnectionClosed(str(exc)) from exc
         handler = self.handlers.get(request.api_key)
         if handler is None or not handler.supports(request.api_version):
             if request.api_key == API_VERSIONS_KEY:
-                return unsupported_version_reply(request.correlation_id)
+                return unsupported_version_reply(self.handlers, request.correlation_id)
             raise ConnectionClosed(
                 f"api_key={request.api_key} v{request.api_version} is not supported"
             )

@@ -11,19 +11,21 @@ COORDINATOR_NOT_AVAILABLE (the client retries), as Kafka does.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from kafkalite.broker.controller_channel import ControllerChannel
 from kafkalite.broker.internal_topic import InternalTopic
+from kafkalite.broker.replica_manager import ReplicaManager
 from kafkalite.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC
-
-if TYPE_CHECKING:
-    from kafkalite.broker.broker import Broker
+from kafkalite.metadata.image import MetadataImage
 
 
 class BrokerTransactionStateTopic(InternalTopic):
-    def __init__(self, broker: Broker) -> None:
+    def __init__(
+        self, image: MetadataImage, replicas: ReplicaManager, controller: ControllerChannel
+    ) -> None:
         super().__init__(
-            broker,
+            image,
+            replicas,
+            controller,
             TRANSACTION_STATE_TOPIC,
             "transaction.state.log.num.partitions",
             "transaction.state.log.replication.factor",
@@ -31,11 +33,11 @@ class BrokerTransactionStateTopic(InternalTopic):
         )
 
     def replication_factor(self) -> int:
-        image = self.broker.image
+        image = self.image
         return min(image.broker_int(self.replication_config), len(image.brokers))
 
     def topic_configs(self, replication_factor: int) -> dict[str, str | None]:
-        min_isr = self.broker.image.broker_int("transaction.state.log.min.isr")
+        min_isr = self.image.broker_int("transaction.state.log.min.isr")
         return super().topic_configs(replication_factor) | {
             "min.insync.replicas": str(min(min_isr, replication_factor))
         }

@@ -9,29 +9,38 @@ retry's.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from kio.schema.write_txn_markers.v1 import request as markers_req
 
 from kafkalite.coordinator.transaction.markers import MarkerChannelError, TxnMarkerEntry
+from kafkalite.metadata.image import MetadataImage
 from kafkalite.network.client import PeerConnection, PeerUnavailableError
 from kafkalite.protocol.codec import build
 from kafkalite.protocol.errors import ErrorCode
 from kafkalite.topic_partition import TopicPartition
 
-if TYPE_CHECKING:
-    from kafkalite.broker.broker import Broker
-
 REQUEST_TIMEOUT_S = 10.0
 
 
 class BrokerMarkerChannel:
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
+    """Finds leaders in the metadata image and their addresses through ``endpoint`` (the
+    replication address of a registered broker, None for an unknown one)."""
+
+    def __init__(
+        self,
+        broker_id: int,
+        image: MetadataImage,
+        endpoint: Callable[[int], tuple[str, int] | None],
+    ) -> None:
+        self._broker_id = broker_id
+        self._image = image
+        self._endpoint = endpoint
         self._connections: dict[int, PeerConnection] = {}
 
     def leader_of(self, topic: str, partition: int) -> int | None:
-        found = self.broker.image.topic(topic)
+        found = self._image.topic(topic)
         if found is None or partition not in found.partitions:
             return None
         return found.partitions[partition].leader
@@ -39,10 +48,10 @@ class BrokerMarkerChannel:
     def _connection(self, broker_id: int) -> PeerConnection:
         connection = self._connections.get(broker_id)
         if connection is None:
-            endpoint = self.broker.fetchers.endpoint(broker_id)
+            endpoint = self._endpoint(broker_id)
             if endpoint is None:
                 raise MarkerChannelError(f"broker {broker_id} is not registered")
-            connection = PeerConnection(*endpoint, f"kafkalite-txn-{self.broker.broker_id}")
+            connection = PeerConnection(*endpoint, f"kafkalite-txn-{self._broker_id}")
             self._connections[broker_id] = connection
         return connection
 

@@ -18,7 +18,7 @@ import logging
 import socket
 import struct
 from collections.abc import AsyncIterator
-from typing import Any, cast
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -64,7 +64,7 @@ async def failing_server() -> AsyncIterator[tuple[KafkaServer, int, Failing]]:
             await script.holds.pop(0).wait()
         raise RuntimeError("the disk is on fire")
 
-    server = KafkaServer(cast(Any, None), 1 << 20, table)
+    server = KafkaServer(1 << 20, table)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

@@ -15,43 +15,44 @@ from kio.schema.delete_acls.v3.request import DeleteAclsRequest
 from kio.schema.describe_acls.v3.request import DescribeAclsRequest
 
 from kafkalite.broker.context import RequestContext
-from kafkalite.broker.handlers.registry import handles
+from kafkalite.broker.handlers.registry import api
 from kafkalite.protocol.errors import ErrorCode
 
 DISABLED = "No Authorizer is configured on the broker"
 
 
-@handles(DescribeAclsRequest, 1, 3)
-async def describe_acls(ctx: RequestContext, request: Any) -> Any:
-    return ctx.schema.DescribeAclsResponse(
-        throttle_time=0,
-        error_code=ErrorCode.security_disabled,
-        error_message=DISABLED,
-        resources=(),
-    )
+class AclApis:
+    """Needs nothing: every answer is SECURITY_DISABLED."""
 
+    @api(DescribeAclsRequest, 1, 3)
+    async def describe_acls(self, ctx: RequestContext, request: Any) -> Any:
+        return ctx.schema.DescribeAclsResponse(
+            throttle_time=0,
+            error_code=ErrorCode.security_disabled,
+            error_message=DISABLED,
+            resources=(),
+        )
 
-@handles(CreateAclsRequest, 1, 3)
-async def create_acls(ctx: RequestContext, request: Any) -> Any:
-    s = ctx.schema
-    return s.CreateAclsResponse(
-        throttle_time=0,
-        results=tuple(
-            s.AclCreationResult(error_code=ErrorCode.security_disabled, error_message=DISABLED)
-            for _ in request.creations
-        ),
-    )
+    @api(CreateAclsRequest, 1, 3)
+    async def create_acls(self, ctx: RequestContext, request: Any) -> Any:
+        s = ctx.schema
+        return s.CreateAclsResponse(
+            throttle_time=0,
+            results=tuple(
+                s.AclCreationResult(error_code=ErrorCode.security_disabled, error_message=DISABLED)
+                for _ in request.creations
+            ),
+        )
 
-
-@handles(DeleteAclsRequest, 1, 3)
-async def delete_acls(ctx: RequestContext, request: Any) -> Any:
-    s = ctx.schema
-    return s.DeleteAclsResponse(
-        throttle_time=0,
-        filter_results=tuple(
-            s.DeleteAclsFilterResult(
-                error_code=ErrorCode.security_disabled, error_message=DISABLED, matching_acls=()
-            )
-            for _ in request.filters
-        ),
-    )
+    @api(DeleteAclsRequest, 1, 3)
+    async def delete_acls(self, ctx: RequestContext, request: Any) -> Any:
+        s = ctx.schema
+        return s.DeleteAclsResponse(
+            throttle_time=0,
+            filter_results=tuple(
+                s.DeleteAclsFilterResult(
+                    error_code=ErrorCode.security_disabled, error_message=DISABLED, matching_acls=()
+                )
+                for _ in request.filters
+            ),
+        )

@@ -15,7 +15,8 @@ from kio.schema.describe_configs.v4.request import DescribeConfigsRequest
 from kio.schema.incremental_alter_configs.v1.request import IncrementalAlterConfigsRequest
 
 from kafkalite.broker.context import RequestContext
-from kafkalite.broker.handlers.registry import handles
+from kafkalite.broker.controller_channel import ControllerChannel
+from kafkalite.broker.handlers.registry import api
 from kafkalite.metadata.config_sources import (
     DescribedConfig,
     describe_broker,
@@ -23,6 +24,7 @@ from kafkalite.metadata.config_sources import (
     describe_group,
     describe_topic,
 )
+from kafkalite.metadata.image import MetadataImage
 from kafkalite.protocol.errors import ErrorCode
 
 TOPIC = 2
@@ -32,153 +34,156 @@ RESOURCE_KINDS = {TOPIC: "topic", BROKER: "broker", GROUP: "group"}
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 
-def static_configs(ctx: RequestContext) -> dict[str, str]:
-    """What this broker was started with: its ``--config`` settings and its identity."""
-    config = ctx.broker.config
-    identity = {
-        "node.id": str(config.broker_id),
-        "broker.id": str(config.broker_id),
-        "process.roles": "broker,controller",
-        "listeners": f"PLAINTEXT://{config.host}:{config.port}",
-        "log.dirs": str(config.data_dir / "logs"),
-    }
-    return {**config.overrides, **identity}
+class ConfigApis:
+    """Reads from this broker's metadata image; changes go to the controller."""
 
+    def __init__(
+        self,
+        broker_id: int,
+        image: MetadataImage,
+        static_configs: dict[str, str],
+        controller: ControllerChannel,
+    ) -> None:
+        self._broker_id = broker_id
+        self._image = image
+        self._static_configs = static_configs
+        """What this broker was started with: its ``--config`` settings, its identity."""
+        self._controller = controller
 
-def _described(ctx: RequestContext, rtype: int, rname: str) -> list[DescribedConfig] | None:
-    """The resource's settings; None when there is no such resource here."""
-    broker = ctx.broker
-    image = broker.image
-    if rtype == TOPIC and image.topic(rname) is not None:
-        return describe_topic(image, rname, broker.broker_id, static_configs(ctx))
-    if rtype == BROKER and rname == str(broker.broker_id):
-        return describe_broker(image, broker.broker_id, static_configs(ctx))
-    if rtype == BROKER and rname == "":
-        return describe_cluster_defaults(image)
-    if rtype == GROUP and rname:
-        return describe_group(image, rname)
-    return None
+    def _described(self, rtype: int, rname: str) -> list[DescribedConfig] | None:
+        """The resource's settings; None when there is no such resource here."""
+        image = self._image
+        if rtype == TOPIC and image.topic(rname) is not None:
+            return describe_topic(image, rname, self._broker_id, self._static_configs)
+        if rtype == BROKER and rname == str(self._broker_id):
+            return describe_broker(image, self._broker_id, self._static_configs)
+        if rtype == BROKER and rname == "":
+            return describe_cluster_defaults(image)
+        if rtype == GROUP and rname:
+            return describe_group(image, rname)
+        return None
 
-
-def _describe_one(ctx: RequestContext, resource: Any, synonyms: bool) -> Any:
-    s = ctx.schema
-    rtype, rname = int(resource.resource_type), resource.resource_name
-    keys = resource.configuration_keys
-    described = _described(ctx, rtype, rname)
-    if described is None:
-        error = (
-            ErrorCode.unknown_topic_or_partition if rtype == TOPIC else ErrorCode.invalid_request
+    def _describe_one(self, ctx: RequestContext, resource: Any, synonyms: bool) -> Any:
+        s = ctx.schema
+        rtype, rname = int(resource.resource_type), resource.resource_name
+        keys = resource.configuration_keys
+        described = self._described(rtype, rname)
+        if described is None:
+            error = (
+                ErrorCode.unknown_topic_or_partition
+                if rtype == TOPIC
+                else ErrorCode.invalid_request
+            )
+            return s.DescribeConfigsResult(
+                error_code=error,
+                error_message=f"Unknown resource {rname!r}",
+                resource_type=rtype,
+                resource_name=rname,
+                configs=(),
+            )
+        configs = tuple(
+            s.DescribeConfigsResourceResult(
+                name=c.name,
+                value=c.value,
+                read_only=c.definition.read_only,
+                is_default=c.is_default,
+                config_source=int(c.source),
+                is_sensitive=False,
+                synonyms=tuple(
+                    s.DescribeConfigsSynonym(name=y.name, value=y.value, source=int(y.source))
+                    for y in c.synonyms
+                )
+                if synonyms
+                else (),
+                config_type=c.definition.type.value,
+                documentation=c.definition.doc,
+            )
+            for c in described
+            if not keys or c.name in keys
         )
         return s.DescribeConfigsResult(
-            error_code=error,
-            error_message=f"Unknown resource {rname!r}",
+            error_code=ErrorCode.none,
+            error_message=None,
             resource_type=rtype,
             resource_name=rname,
-            configs=(),
+            configs=configs,
         )
-    configs = tuple(
-        s.DescribeConfigsResourceResult(
-            name=c.name,
-            value=c.value,
-            read_only=c.definition.read_only,
-            is_default=c.is_default,
-            config_source=int(c.source),
-            is_sensitive=False,
-            synonyms=tuple(
-                s.DescribeConfigsSynonym(name=y.name, value=y.value, source=int(y.source))
-                for y in c.synonyms
+
+    @api(DescribeConfigsRequest, 1, 4)
+    async def describe_configs(self, ctx: RequestContext, request: Any) -> Any:
+        synonyms = bool(getattr(request, "include_synonyms", False))
+        return ctx.schema.DescribeConfigsResponse(
+            throttle_time=0,
+            results=tuple(self._describe_one(ctx, r, synonyms) for r in request.resources),
+        )
+
+    async def _alter(
+        self,
+        ctx: RequestContext,
+        resource: Any,
+        changes: dict[str, str | None],
+        replace_all: bool,
+        validate_only: bool,
+    ) -> Any:
+        s = ctx.schema
+        kind = RESOURCE_KINDS.get(int(resource.resource_type))
+        if kind is None:
+            return s.AlterConfigsResourceResponse(
+                error_code=ErrorCode.invalid_request,
+                error_message="unsupported resource type",
+                resource_type=resource.resource_type,
+                resource_name=resource.resource_name,
             )
-            if synonyms
-            else (),
-            config_type=c.definition.type.value,
-            documentation=c.definition.doc,
+        result = await self._controller.alter_configs(
+            kind, resource.resource_name, changes, replace_all, validate_only
         )
-        for c in described
-        if not keys or c.name in keys
-    )
-    return s.DescribeConfigsResult(
-        error_code=ErrorCode.none,
-        error_message=None,
-        resource_type=rtype,
-        resource_name=rname,
-        configs=configs,
-    )
-
-
-@handles(DescribeConfigsRequest, 1, 4)
-async def describe_configs(ctx: RequestContext, request: Any) -> Any:
-    synonyms = bool(getattr(request, "include_synonyms", False))
-    return ctx.schema.DescribeConfigsResponse(
-        throttle_time=0,
-        results=tuple(_describe_one(ctx, r, synonyms) for r in request.resources),
-    )
-
-
-async def _alter(
-    ctx: RequestContext,
-    resource: Any,
-    changes: dict[str, str | None],
-    replace_all: bool,
-    validate_only: bool,
-) -> Any:
-    s = ctx.schema
-    kind = RESOURCE_KINDS.get(int(resource.resource_type))
-    if kind is None:
         return s.AlterConfigsResourceResponse(
-            error_code=ErrorCode.invalid_request,
-            error_message="unsupported resource type",
+            error_code=result.error,
+            error_message=result.message,
             resource_type=resource.resource_type,
             resource_name=resource.resource_name,
         )
-    result = await ctx.broker.controller.alter_configs(
-        kind, resource.resource_name, changes, replace_all, validate_only
-    )
-    return s.AlterConfigsResourceResponse(
-        error_code=result.error,
-        error_message=result.message,
-        resource_type=resource.resource_type,
-        resource_name=resource.resource_name,
-    )
 
-
-@handles(AlterConfigsRequest, 0, 2, forward=True)
-async def alter_configs(ctx: RequestContext, request: Any) -> Any:
-    responses = [
-        await _alter(
-            ctx, r, {c.name: c.value for c in r.configs}, True, bool(request.validate_only)
-        )
-        for r in request.resources
-    ]
-    return ctx.schema.AlterConfigsResponse(throttle_time=0, responses=tuple(responses))
-
-
-def _incremental_changes(ctx: RequestContext, resource: Any) -> dict[str, str | None]:
-    """Resolve SET/DELETE/APPEND/SUBTRACT into plain new values."""
-    kind = RESOURCE_KINDS.get(int(resource.resource_type), "broker")
-    current = ctx.broker.image.config_table(kind).get(resource.resource_name, {})
-    changes: dict[str, str | None] = {}
-    for c in resource.configs:
-        op = int(c.config_operation)
-        if op == SET:
-            changes[c.name] = c.value
-        elif op == DELETE:
-            changes[c.name] = None
-        else:
-            items = [x for x in current.get(c.name, "").split(",") if x]
-            delta = [x for x in (c.value or "").split(",") if x]
-            merged = (
-                items + [x for x in delta if x not in items]
-                if op == APPEND
-                else [x for x in items if x not in delta]
+    @api(AlterConfigsRequest, 0, 2, forward=True)
+    async def alter_configs(self, ctx: RequestContext, request: Any) -> Any:
+        responses = [
+            await self._alter(
+                ctx, r, {c.name: c.value for c in r.configs}, True, bool(request.validate_only)
             )
-            changes[c.name] = ",".join(merged) if merged else None
-    return changes
+            for r in request.resources
+        ]
+        return ctx.schema.AlterConfigsResponse(throttle_time=0, responses=tuple(responses))
 
+    def _incremental_changes(self, resource: Any) -> dict[str, str | None]:
+        """Resolve SET/DELETE/APPEND/SUBTRACT into plain new values."""
+        kind = RESOURCE_KINDS.get(int(resource.resource_type), "broker")
+        current = self._image.config_table(kind).get(resource.resource_name, {})
+        changes: dict[str, str | None] = {}
+        for c in resource.configs:
+            op = int(c.config_operation)
+            if op == SET:
+                changes[c.name] = c.value
+            elif op == DELETE:
+                changes[c.name] = None
+            else:
+                items = [x for x in current.get(c.name, "").split(",") if x]
+                delta = [x for x in (c.value or "").split(",") if x]
+                merged = (
+                    items + [x for x in delta if x not in items]
+                    if op == APPEND
+                    else [x for x in items if x not in delta]
+                )
+                changes[c.name] = ",".join(merged) if merged else None
+        return changes
 
-@handles(IncrementalAlterConfigsRequest, 0, 1, forward=True)
-async def incremental_alter_configs(ctx: RequestContext, request: Any) -> Any:
-    responses = [
-        await _alter(ctx, r, _incremental_changes(ctx, r), False, bool(request.validate_only))
-        for r in request.resources
-    ]
-    return ctx.schema.IncrementalAlterConfigsResponse(throttle_time=0, responses=tuple(responses))
+    @api(IncrementalAlterConfigsRequest, 0, 1, forward=True)
+    async def incremental_alter_configs(self, ctx: RequestContext, request: Any) -> Any:
+        responses = [
+            await self._alter(
+                ctx, r, self._incremental_changes(r), False, bool(request.validate_only)
+            )
+            for r in request.resources
+        ]
+        return ctx.schema.IncrementalAlterConfigsResponse(
+            throttle_time=0, responses=tuple(responses)
+        )

@@ -12,132 +12,133 @@ from typing import Any
 
 from kio.schema.allocate_producer_ids.v0.request import AllocateProducerIdsRequest
 from kio.schema.alter_partition.v2.request import AlterPartitionRequest
-from kio.schema.api_versions.v4.request import ApiVersionsRequest
 from kio.schema.broker_heartbeat.v0.request import BrokerHeartbeatRequest
 from kio.schema.broker_registration.v0.request import BrokerRegistrationRequest
 
 from kafkalite.broker.context import RequestContext
-from kafkalite.broker.handlers.registry import CONTROLLER_HANDLERS, HANDLERS, controller_handles
+from kafkalite.broker.controller_service import ControllerService
+from kafkalite.broker.handlers.registry import controller_api
 from kafkalite.broker.raft_quorum import NotControllerError
 from kafkalite.controller.producer_id_control import PRODUCER_ID_BLOCK_SIZE
 from kafkalite.protocol.errors import ErrorCode
 
 
-@controller_handles(BrokerRegistrationRequest, 0, 0)
-async def broker_registration(ctx: RequestContext, request: Any) -> Any:
-    s = ctx.schema
-    listener = request.listeners[0]
-    try:
-        epoch = await ctx.broker.controller.service.register_broker(
-            int(request.broker_id),
-            listener.host,
-            int(listener.port),
-            request.rack,
-            str(request.incarnation_id),
-        )
-    except NotControllerError:
+class ControllerApis:
+    """Served by this broker's controller service, on the control plane (Kafka's
+    ``ControllerApis``); a broker that is not the active controller answers
+    NOT_CONTROLLER."""
+
+    def __init__(self, service: ControllerService) -> None:
+        self._service = service
+
+    @controller_api(BrokerRegistrationRequest, 0, 0)
+    async def broker_registration(self, ctx: RequestContext, request: Any) -> Any:
+        s = ctx.schema
+        listener = request.listeners[0]
+        try:
+            epoch = await self._service.register_broker(
+                int(request.broker_id),
+                listener.host,
+                int(listener.port),
+                request.rack,
+                str(request.incarnation_id),
+            )
+        except NotControllerError:
+            return s.BrokerRegistrationResponse(
+                throttle_time=0, error_code=ErrorCode.not_controller, broker_epoch=-1
+            )
         return s.BrokerRegistrationResponse(
-            throttle_time=0, error_code=ErrorCode.not_controller, broker_epoch=-1
+            throttle_time=0, error_code=ErrorCode.none, broker_epoch=epoch
         )
-    return s.BrokerRegistrationResponse(
-        throttle_time=0, error_code=ErrorCode.none, broker_epoch=epoch
-    )
 
-
-@controller_handles(BrokerHeartbeatRequest, 0, 0)
-async def broker_heartbeat(ctx: RequestContext, request: Any) -> Any:
-    s = ctx.schema
-    try:
-        reply = await ctx.broker.controller.service.heartbeat(
-            int(request.broker_id),
-            int(request.broker_epoch),
-            int(request.current_metadata_offset),
-            bool(request.want_fence),
-            bool(request.want_shut_down),
-        )
-    except NotControllerError:
+    @controller_api(BrokerHeartbeatRequest, 0, 0)
+    async def broker_heartbeat(self, ctx: RequestContext, request: Any) -> Any:
+        s = ctx.schema
+        try:
+            reply = await self._service.heartbeat(
+                int(request.broker_id),
+                int(request.broker_epoch),
+                int(request.current_metadata_offset),
+                bool(request.want_fence),
+                bool(request.want_shut_down),
+            )
+        except NotControllerError:
+            return s.BrokerHeartbeatResponse(
+                throttle_time=0,
+                error_code=ErrorCode.not_controller,
+                is_caught_up=False,
+                is_fenced=True,
+                should_shut_down=False,
+            )
         return s.BrokerHeartbeatResponse(
             throttle_time=0,
-            error_code=ErrorCode.not_controller,
-            is_caught_up=False,
-            is_fenced=True,
-            should_shut_down=False,
+            error_code=reply.error,
+            is_caught_up=reply.is_caught_up,
+            is_fenced=reply.is_fenced,
+            should_shut_down=reply.should_shut_down,
         )
-    return s.BrokerHeartbeatResponse(
-        throttle_time=0,
-        error_code=reply.error,
-        is_caught_up=reply.is_caught_up,
-        is_fenced=reply.is_fenced,
-        should_shut_down=reply.should_shut_down,
-    )
 
-
-@controller_handles(AllocateProducerIdsRequest, 0, 0)
-async def allocate_producer_ids(ctx: RequestContext, request: Any) -> Any:
-    s = ctx.schema
-    try:
-        start = await ctx.broker.controller.service.allocate_producer_ids(
-            int(request.broker_id), int(request.broker_epoch)
-        )
-    except NotControllerError:
+    @controller_api(AllocateProducerIdsRequest, 0, 0)
+    async def allocate_producer_ids(self, ctx: RequestContext, request: Any) -> Any:
+        s = ctx.schema
+        try:
+            start = await self._service.allocate_producer_ids(
+                int(request.broker_id), int(request.broker_epoch)
+            )
+        except NotControllerError:
+            return s.AllocateProducerIdsResponse(
+                throttle_time=0,
+                error_code=ErrorCode.not_controller,
+                producer_id_start=-1,
+                producer_id_len=0,
+            )
         return s.AllocateProducerIdsResponse(
             throttle_time=0,
-            error_code=ErrorCode.not_controller,
-            producer_id_start=-1,
-            producer_id_len=0,
+            error_code=ErrorCode.none,
+            producer_id_start=start,
+            producer_id_len=PRODUCER_ID_BLOCK_SIZE,
         )
-    return s.AllocateProducerIdsResponse(
-        throttle_time=0,
-        error_code=ErrorCode.none,
-        producer_id_start=start,
-        producer_id_len=PRODUCER_ID_BLOCK_SIZE,
-    )
 
-
-@controller_handles(AlterPartitionRequest, 2, 2)
-async def alter_partition(ctx: RequestContext, request: Any) -> Any:
-    s = ctx.schema
-    image = ctx.broker.controller.service.image  # on the control plane: the controller's
-    topics = []
-    top_error = ErrorCode.none
-    for t in request.topics:
-        topic = image.topics_by_id.get(str(t.topic_id))
-        partitions = []
-        for p in t.partitions:
-            if topic is None:
-                error, registration = ErrorCode.unknown_topic_id, None
-            else:
-                try:
-                    reply = await ctx.broker.controller.service.alter_partition(
-                        int(request.broker_id),
-                        int(request.broker_epoch),
-                        topic.name,
-                        int(p.partition_index),
-                        int(p.leader_epoch),
-                        int(p.partition_epoch),
-                        tuple(int(b) for b in p.new_isr),
+    @controller_api(AlterPartitionRequest, 2, 2)
+    async def alter_partition(self, ctx: RequestContext, request: Any) -> Any:
+        s = ctx.schema
+        image = self._service.image  # on the control plane: the controller's
+        topics = []
+        top_error = ErrorCode.none
+        for t in request.topics:
+            topic = image.topics_by_id.get(str(t.topic_id))
+            partitions = []
+            for p in t.partitions:
+                if topic is None:
+                    error, registration = ErrorCode.unknown_topic_id, None
+                else:
+                    try:
+                        reply = await self._service.alter_partition(
+                            int(request.broker_id),
+                            int(request.broker_epoch),
+                            topic.name,
+                            int(p.partition_index),
+                            int(p.leader_epoch),
+                            int(p.partition_epoch),
+                            tuple(int(b) for b in p.new_isr),
+                        )
+                        error, registration = reply.error, reply.registration
+                    except NotControllerError:
+                        top_error, error, registration = (
+                            ErrorCode.not_controller,
+                            ErrorCode.none,
+                            None,
+                        )
+                partitions.append(
+                    s.PartitionData(
+                        partition_index=p.partition_index,
+                        error_code=error,
+                        leader_id=registration.leader if registration else -1,
+                        leader_epoch=registration.leader_epoch if registration else -1,
+                        isr=registration.isr if registration else (),
+                        leader_recovery_state=0,
+                        partition_epoch=registration.partition_epoch if registration else -1,
                     )
-                    error, registration = reply.error, reply.registration
-                except NotControllerError:
-                    top_error, error, registration = ErrorCode.not_controller, ErrorCode.none, None
-            partitions.append(
-                s.PartitionData(
-                    partition_index=p.partition_index,
-                    error_code=error,
-                    leader_id=registration.leader if registration else -1,
-                    leader_epoch=registration.leader_epoch if registration else -1,
-                    isr=registration.isr if registration else (),
-                    leader_recovery_state=0,
-                    partition_epoch=registration.partition_epoch if registration else -1,
                 )
-            )
-        topics.append(s.TopicData(topic_id=t.topic_id, partitions=tuple(partitions)))
-    return s.AlterPartitionResponse(throttle_time=0, error_code=top_error, topics=tuple(topics))
-
-
-def register_forwarded() -> None:
-    """Admin requests forwarded by other brokers are served by the client handlers."""
-    for handler in HANDLERS.values():
-        if handler.forward and handler.api_key not in CONTROLLER_HANDLERS:
-            CONTROLLER_HANDLERS.add(handler)
-    CONTROLLER_HANDLERS.setdefault(ApiVersionsRequest.__api_key__, HANDLERS.of(ApiVersionsRequest))
+            topics.append(s.TopicData(topic_id=t.topic_id, partitions=tuple(partitions)))
+        return s.AlterPartitionResponse(throttle_time=0, error_code=top_error, topics=tuple(topics))

@@ -19,8 +19,9 @@ from typing import Any
 from kio.schema.fetch.v17.request import FetchRequest
 
 from kafkalite.broker.context import RequestContext
-from kafkalite.broker.handlers.registry import handles
-from kafkalite.broker.replica_manager import FetchRequestPartition, FetchResult
+from kafkalite.broker.handlers.registry import api
+from kafkalite.broker.replica_manager import FetchRequestPartition, FetchResult, ReplicaManager
+from kafkalite.metadata.image import MetadataImage
 from kafkalite.protocol.codec import millis
 from kafkalite.protocol.errors import ErrorCode
 
@@ -33,95 +34,101 @@ def _replica_id(request: Any) -> int:
     return int(state.replica_id if state is not None else request.replica_id)
 
 
-def _topic_name(ctx: RequestContext, topic: Any) -> str | None:
-    """The topic a request names (v13+ by topic id); None for an id nobody knows."""
-    if ctx.version < TOPIC_IDS_VERSION:
-        return str(topic.topic)
-    found = ctx.broker.image.topics_by_id.get(str(topic.topic_id))
-    return None if found is None else found.name
-
-
-def _partitions(
-    ctx: RequestContext, request: Any
-) -> tuple[list[FetchRequestPartition], list[tuple[Any, int]]]:
-    """Every requested partition of a known topic (``replica_id`` >= 0 marks a follower
-    broker's fetch), and the ``(topic_id, partition)`` pairs whose topic id is unknown."""
-    replica_id = _replica_id(request)
-    wanted, unknown = [], []
-    for topic in request.topics:
-        name = _topic_name(ctx, topic)
-        for p in topic.partitions:
-            if name is None:
-                unknown.append((topic.topic_id, int(p.partition)))
-                continue
-            wanted.append(
-                FetchRequestPartition(
-                    name,
-                    int(p.partition),
-                    int(p.fetch_offset),
-                    int(p.partition_max_bytes),
-                    int(getattr(p, "current_leader_epoch", -1)),
-                    replica_id,
-                    int(getattr(p, "log_start_offset", -1)),
-                )
-            )
-    return wanted, unknown
-
-
-@handles(FetchRequest, 4, 17)
-async def fetch(ctx: RequestContext, request: Any) -> Any:
-    replicas = ctx.broker.replica_manager
-    wanted, unknown = _partitions(ctx, request)
-    isolation = int(request.isolation_level)
-    max_wait_s = max(millis(request.max_wait), 0) / 1000
-    replicas.record_follower_fetches(wanted)
-    await replicas.wait_for_data(wanted, isolation, max(int(request.min_bytes), 1), max_wait_s)
-    results = replicas.read_all(wanted, isolation, int(request.max_bytes))
-    return _response(ctx, wanted, results, unknown)
-
-
-def _response(
-    ctx: RequestContext,
-    wanted: list[FetchRequestPartition],
-    results: list[FetchResult],
-    unknown: list[tuple[Any, int]],
-) -> Any:
-    s = ctx.schema
-    topic_ids = ctx.broker.image.topic_ids
-    by_topic: dict[tuple[str, Any], list[Any]] = {}
-    answered = [
-        ((req.topic, _uuid(topic_ids.get(req.topic))), req.partition, res)
-        for req, res in zip(wanted, results, strict=True)
-    ] + [
-        (("", topic_id), index, FetchResult(ErrorCode.unknown_topic_id))
-        for topic_id, index in unknown
-    ]
-    for key, index, res in answered:
-        by_topic.setdefault(key, []).append(
-            s.PartitionData(
-                partition_index=index,
-                error_code=res.error,
-                high_watermark=res.high_watermark,
-                last_stable_offset=res.last_stable_offset,
-                log_start_offset=res.log_start_offset,
-                aborted_transactions=tuple(
-                    s.AbortedTransaction(producer_id=t.producer_id, first_offset=t.first_offset)
-                    for t in res.aborted_transactions
-                ),
-                preferred_read_replica=-1,
-                records=res.records,
-            )
-        )
-    return s.FetchResponse(
-        throttle_time=0,
-        error_code=ErrorCode.none,
-        session_id=0,
-        responses=tuple(
-            s.FetchableTopicResponse(topic=name, topic_id=topic_id, partitions=tuple(p))
-            for (name, topic_id), p in by_topic.items()
-        ),
-    )
-
-
 def _uuid(topic_id: str | None) -> uuid.UUID:
     return uuid.UUID(topic_id) if topic_id else uuid.UUID(int=0)
+
+
+class FetchApi:
+    """Consumers' and followers' fetches, served by the replica manager; topic ids are
+    resolved against this broker's metadata image."""
+
+    def __init__(self, replicas: ReplicaManager, image: MetadataImage) -> None:
+        self._replicas = replicas
+        self._image = image
+
+    def _topic_name(self, ctx: RequestContext, topic: Any) -> str | None:
+        """The topic a request names (v13+ by topic id); None for an id nobody knows."""
+        if ctx.version < TOPIC_IDS_VERSION:
+            return str(topic.topic)
+        found = self._image.topics_by_id.get(str(topic.topic_id))
+        return None if found is None else found.name
+
+    def _partitions(
+        self, ctx: RequestContext, request: Any
+    ) -> tuple[list[FetchRequestPartition], list[tuple[Any, int]]]:
+        """Every requested partition of a known topic (``replica_id`` >= 0 marks a follower
+        broker's fetch), and the ``(topic_id, partition)`` pairs whose topic id is unknown."""
+        replica_id = _replica_id(request)
+        wanted, unknown = [], []
+        for topic in request.topics:
+            name = self._topic_name(ctx, topic)
+            for p in topic.partitions:
+                if name is None:
+                    unknown.append((topic.topic_id, int(p.partition)))
+                    continue
+                wanted.append(
+                    FetchRequestPartition(
+                        name,
+                        int(p.partition),
+                        int(p.fetch_offset),
+                        int(p.partition_max_bytes),
+                        int(getattr(p, "current_leader_epoch", -1)),
+                        replica_id,
+                        int(getattr(p, "log_start_offset", -1)),
+                    )
+                )
+        return wanted, unknown
+
+    @api(FetchRequest, 4, 17)
+    async def fetch(self, ctx: RequestContext, request: Any) -> Any:
+        replicas = self._replicas
+        wanted, unknown = self._partitions(ctx, request)
+        isolation = int(request.isolation_level)
+        max_wait_s = max(millis(request.max_wait), 0) / 1000
+        replicas.record_follower_fetches(wanted)
+        await replicas.wait_for_data(wanted, isolation, max(int(request.min_bytes), 1), max_wait_s)
+        results = replicas.read_all(wanted, isolation, int(request.max_bytes))
+        return self._response(ctx, wanted, results, unknown)
+
+    def _response(
+        self,
+        ctx: RequestContext,
+        wanted: list[FetchRequestPartition],
+        results: list[FetchResult],
+        unknown: list[tuple[Any, int]],
+    ) -> Any:
+        s = ctx.schema
+        topic_ids = self._image.topic_ids
+        by_topic: dict[tuple[str, Any], list[Any]] = {}
+        answered = [
+            ((req.topic, _uuid(topic_ids.get(req.topic))), req.partition, res)
+            for req, res in zip(wanted, results, strict=True)
+        ] + [
+            (("", topic_id), index, FetchResult(ErrorCode.unknown_topic_id))
+            for topic_id, index in unknown
+        ]
+        for key, index, res in answered:
+            by_topic.setdefault(key, []).append(
+                s.PartitionData(
+                    partition_index=index,
+                    error_code=res.error,
+                    high_watermark=res.high_watermark,
+                    last_stable_offset=res.last_stable_offset,
+                    log_start_offset=res.log_start_offset,
+                    aborted_transactions=tuple(
+                        s.AbortedTransaction(producer_id=t.producer_id, first_offset=t.first_offset)
+                        for t in res.aborted_transactions
+                    ),
+                    preferred_read_replica=-1,
+                    records=res.records,
+                )
+            )
+        return s.FetchResponse(
+            throttle_time=0,
+            error_code=ErrorCode.none,
+            session_id=0,
+            responses=tuple(
+                s.FetchableTopicResponse(topic=name, topic_id=topic_id, partitions=tuple(p))
+                for (name, topic_id), p in by_topic.items()
+            ),
+        )

@@ -13,36 +13,46 @@ from typing import Any
 from kio.schema.offset_for_leader_epoch.v4.request import OffsetForLeaderEpochRequest
 
 from kafkalite.broker.context import RequestContext
-from kafkalite.broker.handlers.registry import handles
+from kafkalite.broker.handlers.registry import api
+from kafkalite.broker.replica_manager import ReplicaManager
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
 
-def _end_offset(ctx: RequestContext, topic: str, p: Any) -> Any:
-    s = ctx.schema
-    try:
-        partition = ctx.broker.replica_manager.get_partition(topic, int(p.partition))
-        partition.check_leader(int(p.current_leader_epoch))
-        epoch, end_offset = partition.log.leader_epoch_cache.end_offset_for(
-            int(p.leader_epoch), partition.log_end_offset
-        )
-    except KafkaError as exc:
-        return s.EpochEndOffset(
-            error_code=exc.code, partition=p.partition, leader_epoch=-1, end_offset=-1
-        )
-    return s.EpochEndOffset(
-        error_code=ErrorCode.none, partition=p.partition, leader_epoch=epoch, end_offset=end_offset
-    )
+class LeaderEpochApi:
+    """Answered from the epoch caches of the partitions this broker leads."""
 
+    def __init__(self, replicas: ReplicaManager) -> None:
+        self._replicas = replicas
 
-@handles(OffsetForLeaderEpochRequest, 2, 4)
-async def offset_for_leader_epoch(ctx: RequestContext, request: Any) -> Any:
-    s = ctx.schema
-    return s.OffsetForLeaderEpochResponse(
-        throttle_time=0,
-        topics=tuple(
-            s.OffsetForLeaderTopicResult(
-                topic=t.topic, partitions=tuple(_end_offset(ctx, t.topic, p) for p in t.partitions)
+    def _end_offset(self, ctx: RequestContext, topic: str, p: Any) -> Any:
+        s = ctx.schema
+        try:
+            partition = self._replicas.get_partition(topic, int(p.partition))
+            partition.check_leader(int(p.current_leader_epoch))
+            epoch, end_offset = partition.log.leader_epoch_cache.end_offset_for(
+                int(p.leader_epoch), partition.log_end_offset
             )
-            for t in request.topics
-        ),
-    )
+        except KafkaError as exc:
+            return s.EpochEndOffset(
+                error_code=exc.code, partition=p.partition, leader_epoch=-1, end_offset=-1
+            )
+        return s.EpochEndOffset(
+            error_code=ErrorCode.none,
+            partition=p.partition,
+            leader_epoch=epoch,
+            end_offset=end_offset,
+        )
+
+    @api(OffsetForLeaderEpochRequest, 2, 4)
+    async def offset_for_leader_epoch(self, ctx: RequestContext, request: Any) -> Any:
+        s = ctx.schema
+        return s.OffsetForLeaderEpochResponse(
+            throttle_time=0,
+            topics=tuple(
+                s.OffsetForLeaderTopicResult(
+                    topic=t.topic,
+                    partitions=tuple(self._end_offset(ctx, t.topic, p) for p in t.partitions),
+                )
+                for t in request.topics
+            ),
+        )

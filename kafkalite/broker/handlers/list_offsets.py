@@ -16,7 +16,8 @@ from typing import Any
 from kio.schema.list_offsets.v11.request import ListOffsetsRequest
 
 from kafkalite.broker.context import RequestContext
-from kafkalite.broker.handlers.registry import handles
+from kafkalite.broker.handlers.registry import api
+from kafkalite.broker.replica_manager import ReplicaManager
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 from kafkalite.replication.partition import Partition
 
@@ -46,36 +47,43 @@ def _lookup(partition: Partition, timestamp: int, isolation: int) -> tuple[int, 
     return found
 
 
-def _partition(ctx: RequestContext, topic: str, p: Any, isolation: int) -> Any:
-    s = ctx.schema
-    try:
-        partition = ctx.broker.replica_manager.get_partition(topic, int(p.partition_index))
-        partition.check_leader(int(getattr(p, "current_leader_epoch", -1)))
-        offset, timestamp = _lookup(partition, int(p.timestamp), isolation)
-    except KafkaError as exc:
-        return s.ListOffsetsPartitionResponse(
-            partition_index=p.partition_index, error_code=exc.code, timestamp=-1, offset=-1
-        )
-    return s.ListOffsetsPartitionResponse(
-        partition_index=p.partition_index,
-        error_code=ErrorCode.none,
-        timestamp=timestamp,
-        offset=offset,
-        leader_epoch=partition.leader_epoch,
-    )
+class ListOffsetsApi:
+    """Answered from the logs of the partitions this broker leads."""
 
+    def __init__(self, replicas: ReplicaManager) -> None:
+        self._replicas = replicas
 
-@handles(ListOffsetsRequest, 1, 11)
-async def list_offsets(ctx: RequestContext, request: Any) -> Any:
-    isolation = int(getattr(request, "isolation_level", 0))
-    s = ctx.schema
-    return s.ListOffsetsResponse(
-        throttle_time=0,
-        topics=tuple(
-            s.ListOffsetsTopicResponse(
-                name=t.name,
-                partitions=tuple(_partition(ctx, t.name, p, isolation) for p in t.partitions),
+    def _partition(self, ctx: RequestContext, topic: str, p: Any, isolation: int) -> Any:
+        s = ctx.schema
+        try:
+            partition = self._replicas.get_partition(topic, int(p.partition_index))
+            partition.check_leader(int(getattr(p, "current_leader_epoch", -1)))
+            offset, timestamp = _lookup(partition, int(p.timestamp), isolation)
+        except KafkaError as exc:
+            return s.ListOffsetsPartitionResponse(
+                partition_index=p.partition_index, error_code=exc.code, timestamp=-1, offset=-1
             )
-            for t in request.topics
-        ),
-    )
+        return s.ListOffsetsPartitionResponse(
+            partition_index=p.partition_index,
+            error_code=ErrorCode.none,
+            timestamp=timestamp,
+            offset=offset,
+            leader_epoch=partition.leader_epoch,
+        )
+
+    @api(ListOffsetsRequest, 1, 11)
+    async def list_offsets(self, ctx: RequestContext, request: Any) -> Any:
+        isolation = int(getattr(request, "isolation_level", 0))
+        s = ctx.schema
+        return s.ListOffsetsResponse(
+            throttle_time=0,
+            topics=tuple(
+                s.ListOffsetsTopicResponse(
+                    name=t.name,
+                    partitions=tuple(
+                        self._partition(ctx, t.name, p, isolation) for p in t.partitions
+                    ),
+                )
+                for t in request.topics
+            ),
+        )

@@ -16,8 +16,10 @@ from typing import Any
 
 from kio.schema.metadata.v13.request import MetadataRequest
 
+from kafkalite.broker.cluster_identity import ClusterIdentity
 from kafkalite.broker.context import RequestContext
-from kafkalite.broker.handlers.registry import handles
+from kafkalite.broker.controller_channel import ControllerChannel
+from kafkalite.broker.handlers.registry import api
 from kafkalite.broker.raft_quorum import NotControllerError
 from kafkalite.controller.topic_control import INTERNAL_TOPICS, CreatableTopic, topic_name_error
 from kafkalite.metadata.image import MetadataImage, PartitionRegistration, TopicImage
@@ -32,20 +34,6 @@ def _requested_names(ctx: RequestContext, request: Any) -> list[str] | None:
     if request.topics is None or (ctx.version == 0 and not request.topics):
         return None
     return [t.name for t in request.topics if t.name is not None]
-
-
-async def auto_create(ctx: RequestContext, names: list[str]) -> set[str]:
-    """Create the missing topics among ``names``; returns the ones asked to be created."""
-    broker = ctx.broker
-    if not broker.image.broker_bool("auto.create.topics.enable"):
-        return set()
-    missing = [n for n in names if broker.image.topic(n) is None and topic_name_error(n) is None]
-    if missing:
-        with contextlib.suppress(NotControllerError):
-            await broker.controller.create_topics(
-                [CreatableTopic(n, -1, -1) for n in missing], timeout_s=AUTO_CREATE_TIMEOUT_S
-            )
-    return set(missing)
 
 
 def partition_fields(
@@ -64,20 +52,75 @@ def partition_fields(
     }
 
 
-def _topic(ctx: RequestContext, image_topic: TopicImage) -> Any:
-    s = ctx.schema
-    image = ctx.broker.image
-    partitions = tuple(
-        s.MetadataResponsePartition(**partition_fields(image, index, reg))
-        for index, reg in sorted(image_topic.partitions.items())
-    )
-    return s.MetadataResponseTopic(
-        error_code=ErrorCode.none,
-        name=image_topic.name,
-        topic_id=uuid.UUID(image_topic.topic_id),
-        is_internal=image_topic.name in INTERNAL_TOPICS,
-        partitions=partitions,
-    )
+class MetadataApi:
+    """Answered from this broker's metadata image; missing topics are created through
+    the controller."""
+
+    def __init__(self, cluster: ClusterIdentity, controller: ControllerChannel) -> None:
+        self._cluster = cluster
+        self._image = cluster.image
+        self._controller = controller
+
+    async def auto_create(self, names: list[str]) -> set[str]:
+        """Create the missing topics among ``names``; returns the ones asked to be created."""
+        if not self._image.broker_bool("auto.create.topics.enable"):
+            return set()
+        missing = [n for n in names if self._image.topic(n) is None and topic_name_error(n) is None]
+        if missing:
+            with contextlib.suppress(NotControllerError):
+                await self._controller.create_topics(
+                    [CreatableTopic(n, -1, -1) for n in missing], timeout_s=AUTO_CREATE_TIMEOUT_S
+                )
+        return set(missing)
+
+    def _topic(self, ctx: RequestContext, image_topic: TopicImage) -> Any:
+        s = ctx.schema
+        image = self._image
+        partitions = tuple(
+            s.MetadataResponsePartition(**partition_fields(image, index, reg))
+            for index, reg in sorted(image_topic.partitions.items())
+        )
+        return s.MetadataResponseTopic(
+            error_code=ErrorCode.none,
+            name=image_topic.name,
+            topic_id=uuid.UUID(image_topic.topic_id),
+            is_internal=image_topic.name in INTERNAL_TOPICS,
+            partitions=partitions,
+        )
+
+    @api(MetadataRequest, 0, 13)
+    async def metadata(self, ctx: RequestContext, request: Any) -> Any:
+        image = self._image
+        names = _requested_names(ctx, request)
+        created: set[str] = set()
+        if names is not None and getattr(request, "allow_auto_topic_creation", True):
+            created = await self.auto_create(names)
+        if names is None:
+            topics = [
+                self._topic(ctx, t)
+                for t in sorted(image.topics_by_id.values(), key=lambda t: t.name)
+            ]
+        else:
+            topics = [
+                self._topic(ctx, found)
+                if (found := image.topic(n)) and n not in created
+                else _missing(ctx, n, n in created)
+                for n in names
+            ]
+        s = ctx.schema
+        brokers = tuple(
+            s.MetadataResponseBroker(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
+            for b in image.brokers_for_clients(self._cluster.broker_id)
+        )
+        return s.MetadataResponse(
+            error_code=ErrorCode.none,
+            throttle_time=0,
+            brokers=brokers,
+            cluster_id=self._cluster.cluster_id,
+            controller_id=self._cluster.controller_id(),
+            topics=tuple(topics),
+            cluster_authorized_operations=-2147483648,
+        )
 
 
 def _missing(ctx: RequestContext, name: str, being_created: bool = False) -> Any:
@@ -89,36 +132,4 @@ def _missing(ctx: RequestContext, name: str, being_created: bool = False) -> Any
         error = ErrorCode.unknown_topic_or_partition
     return ctx.schema.MetadataResponseTopic(
         error_code=error, name=name, topic_id=ZERO_UUID, partitions=()
-    )
-
-
-@handles(MetadataRequest, 0, 13)
-async def metadata(ctx: RequestContext, request: Any) -> Any:
-    image = ctx.broker.image
-    names = _requested_names(ctx, request)
-    created: set[str] = set()
-    if names is not None and getattr(request, "allow_auto_topic_creation", True):
-        created = await auto_create(ctx, names)
-    if names is None:
-        topics = [_topic(ctx, t) for t in sorted(image.topics_by_id.values(), key=lambda t: t.name)]
-    else:
-        topics = [
-            _topic(ctx, found)
-            if (found := image.topic(n)) and n not in created
-            else _missing(ctx, n, n in created)
-            for n in names
-        ]
-    s = ctx.schema
-    brokers = tuple(
-        s.MetadataResponseBroker(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
-        for b in image.brokers_for_clients(ctx.broker.broker_id)
-    )
-    return s.MetadataResponse(
-        error_code=ErrorCode.none,
-        throttle_time=0,
-        brokers=brokers,
-        cluster_id=ctx.broker.cluster_id,
-        controller_id=ctx.broker.controller_id,
-        topics=tuple(topics),
-        cluster_authorized_operations=-2147483648,
     )

@@ -12,31 +12,39 @@ from typing import Any
 from kio.schema.produce.v9.request import ProduceRequest
 
 from kafkalite.broker.context import RequestContext
-from kafkalite.broker.handlers.registry import handles
-from kafkalite.broker.replica_manager import ProduceResult
+from kafkalite.broker.handlers.registry import api
+from kafkalite.broker.replica_manager import ProduceResult, ReplicaManager
 from kafkalite.protocol.codec import millis
 from kafkalite.protocol.errors import ErrorCode
 
 VALID_ACKS = (-1, 0, 1)
 
 
-@handles(ProduceRequest, 3, 9)
-async def produce(ctx: RequestContext, request: Any) -> Any:
-    replicas = ctx.broker.replica_manager
-    acks = int(request.acks)
-    results: list[tuple[str, int, ProduceResult]] = []
-    for topic in request.topic_data:
-        for part in topic.partition_data:
-            if acks not in VALID_ACKS:
-                result = ProduceResult(ErrorCode.invalid_required_acks)
-            else:
-                result = replicas.append_to_leader(topic.name, int(part.index), part.records, acks)
-            results.append((topic.name, int(part.index), result))
-    if acks == 0:
-        return None
-    if acks == -1:
-        await replicas.wait_for_acks(results, millis(request.timeout) / 1000)
-    return _response(ctx, results)
+class ProduceApi:
+    """Appends through the replica manager, which also waits for the acks."""
+
+    def __init__(self, replicas: ReplicaManager) -> None:
+        self._replicas = replicas
+
+    @api(ProduceRequest, 3, 9)
+    async def produce(self, ctx: RequestContext, request: Any) -> Any:
+        replicas = self._replicas
+        acks = int(request.acks)
+        results: list[tuple[str, int, ProduceResult]] = []
+        for topic in request.topic_data:
+            for part in topic.partition_data:
+                if acks not in VALID_ACKS:
+                    result = ProduceResult(ErrorCode.invalid_required_acks)
+                else:
+                    result = replicas.append_to_leader(
+                        topic.name, int(part.index), part.records, acks
+                    )
+                results.append((topic.name, int(part.index), result))
+        if acks == 0:
+            return None
+        if acks == -1:
+            await replicas.wait_for_acks(results, millis(request.timeout) / 1000)
+        return _response(ctx, results)
 
 
 def _response(ctx: RequestContext, results: list[tuple[str, int, ProduceResult]]) -> Any:

@@ -10,100 +10,120 @@ its current id and epoch after a lost sequence (KIP-360), bumps that one.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from kio.schema.describe_producers.v0.request import DescribeProducersRequest
 from kio.schema.init_producer_id.v4.request import InitProducerIdRequest
 
 from kafkalite.broker.context import RequestContext
-from kafkalite.broker.handlers.registry import handles
+from kafkalite.broker.handlers.registry import api
 from kafkalite.broker.handlers.transactions import fenced_for
+from kafkalite.broker.replica_manager import ReplicaManager
+from kafkalite.coordinator.transaction.coordinator import TransactionCoordinator
 from kafkalite.coordinator.transaction.operations import ProducerIdAndEpoch
-from kafkalite.events import EventType
+from kafkalite.events import EventSink, EventType
 from kafkalite.protocol.codec import millis
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
 
-@handles(InitProducerIdRequest, 0, 4)
-async def init_producer_id(ctx: RequestContext, request: Any) -> Any:
-    s = ctx.schema
-    if request.transactional_id is not None:
-        current_id = int(getattr(request, "producer_id", -1))
-        current_epoch = int(getattr(request, "producer_epoch", -1))
-        result = await ctx.broker.txn_coordinator.handle_init_producer_id(
-            request.transactional_id,
-            millis(request.transaction_timeout),
-            ProducerIdAndEpoch(current_id, current_epoch) if current_id >= 0 else None,
-        )
-        if result.error == ErrorCode.none:
-            ctx.broker.events.emit(
-                EventType.PRODUCER_ID_ASSIGNED,
+class ProducerApis:
+    """InitProducerId from the transaction coordinator (transactional producers) or the
+    producer id manager (the others); DescribeProducers from the led partitions' logs."""
+
+    def __init__(
+        self,
+        transactions: TransactionCoordinator,
+        next_producer_id: Callable[[], Awaitable[int]],
+        replicas: ReplicaManager,
+        emit: EventSink,
+    ) -> None:
+        self._transactions = transactions
+        self._next_producer_id = next_producer_id
+        self._replicas = replicas
+        self._emit = emit
+
+    @api(InitProducerIdRequest, 0, 4)
+    async def init_producer_id(self, ctx: RequestContext, request: Any) -> Any:
+        s = ctx.schema
+        if request.transactional_id is not None:
+            current_id = int(getattr(request, "producer_id", -1))
+            current_epoch = int(getattr(request, "producer_epoch", -1))
+            result = await self._transactions.handle_init_producer_id(
+                request.transactional_id,
+                millis(request.transaction_timeout),
+                ProducerIdAndEpoch(current_id, current_epoch) if current_id >= 0 else None,
+            )
+            if result.error == ErrorCode.none:
+                self._emit(
+                    EventType.PRODUCER_ID_ASSIGNED,
+                    producer_id=result.producer_id,
+                    producer_epoch=result.producer_epoch,
+                    client_id=ctx.request.client_id,
+                    transactional_id=request.transactional_id,
+                )
+            return s.InitProducerIdResponse(
+                throttle_time=0,
+                error_code=fenced_for(ctx.version, 4, result.error),
                 producer_id=result.producer_id,
                 producer_epoch=result.producer_epoch,
-                client_id=ctx.request.client_id,
-                transactional_id=request.transactional_id,
             )
+        producer_id, epoch = await self._next_producer_id(), 0
+        self._emit(
+            EventType.PRODUCER_ID_ASSIGNED,
+            producer_id=producer_id,
+            producer_epoch=epoch,
+            client_id=ctx.request.client_id,
+        )
         return s.InitProducerIdResponse(
             throttle_time=0,
-            error_code=fenced_for(ctx.version, 4, result.error),
-            producer_id=result.producer_id,
-            producer_epoch=result.producer_epoch,
+            error_code=ErrorCode.none,
+            producer_id=producer_id,
+            producer_epoch=epoch,
         )
-    producer_id, epoch = await ctx.broker.producer_ids.next_id(), 0
-    ctx.broker.events.emit(
-        EventType.PRODUCER_ID_ASSIGNED,
-        producer_id=producer_id,
-        producer_epoch=epoch,
-        client_id=ctx.request.client_id,
-    )
-    return s.InitProducerIdResponse(
-        throttle_time=0, error_code=ErrorCode.none, producer_id=producer_id, producer_epoch=epoch
-    )
 
-
-def _describe_partition(ctx: RequestContext, topic: str, index: int) -> Any:
-    s = ctx.schema
-    try:
-        partition = ctx.broker.replica_manager.get_partition(topic, index)
-        partition.check_leader()
-    except KafkaError as exc:
+    def _describe_partition(self, ctx: RequestContext, topic: str, index: int) -> Any:
+        s = ctx.schema
+        try:
+            partition = self._replicas.get_partition(topic, index)
+            partition.check_leader()
+        except KafkaError as exc:
+            return s.PartitionResponse(
+                partition_index=index,
+                error_code=exc.code,
+                error_message=exc.message,
+                active_producers=(),
+            )
+        producers = tuple(
+            s.ProducerState(
+                producer_id=p["producer_id"],
+                producer_epoch=p["producer_epoch"],
+                last_sequence=p["last_sequence"],
+                last_timestamp=p["last_timestamp"],
+                coordinator_epoch=p["coordinator_epoch"],
+                current_txn_start_offset=p["current_txn_start_offset"],
+            )
+            for p in partition.log.producer_state.describe()
+        )
         return s.PartitionResponse(
             partition_index=index,
-            error_code=exc.code,
-            error_message=exc.message,
-            active_producers=(),
+            error_code=ErrorCode.none,
+            error_message=None,
+            active_producers=producers,
         )
-    producers = tuple(
-        s.ProducerState(
-            producer_id=p["producer_id"],
-            producer_epoch=p["producer_epoch"],
-            last_sequence=p["last_sequence"],
-            last_timestamp=p["last_timestamp"],
-            coordinator_epoch=p["coordinator_epoch"],
-            current_txn_start_offset=p["current_txn_start_offset"],
+
+    @api(DescribeProducersRequest, 0, 0)
+    async def describe_producers(self, ctx: RequestContext, request: Any) -> Any:
+        s = ctx.schema
+        return s.DescribeProducersResponse(
+            throttle_time=0,
+            topics=tuple(
+                s.TopicResponse(
+                    name=t.name,
+                    partitions=tuple(
+                        self._describe_partition(ctx, t.name, int(i)) for i in t.partition_indexes
+                    ),
+                )
+                for t in request.topics
+            ),
         )
-        for p in partition.log.producer_state.describe()
-    )
-    return s.PartitionResponse(
-        partition_index=index,
-        error_code=ErrorCode.none,
-        error_message=None,
-        active_producers=producers,
-    )
-
-
-@handles(DescribeProducersRequest, 0, 0)
-async def describe_producers(ctx: RequestContext, request: Any) -> Any:
-    s = ctx.schema
-    return s.DescribeProducersResponse(
-        throttle_time=0,
-        topics=tuple(
-            s.TopicResponse(
-                name=t.name,
-                partitions=tuple(
-                    _describe_partition(ctx, t.name, int(i)) for i in t.partition_indexes
-                ),
-            )
-            for t in request.topics
-        ),
-    )

@@ -18,7 +18,8 @@ from kio.schema.fetch_snapshot.v0.request import FetchSnapshotRequest
 from kio.schema.vote.v2.request import VoteRequest
 
 from kafkalite.broker.context import RequestContext
-from kafkalite.broker.handlers.registry import controller_handles, handles
+from kafkalite.broker.handlers.registry import api, controller_api
+from kafkalite.broker.raft_quorum import RaftQuorum, VoterAddress
 from kafkalite.protocol.errors import ErrorCode
 from kafkalite.raft import messages as m
 from kafkalite.raft import wire
@@ -36,80 +37,93 @@ def _source(message: m.Message) -> int:
     raise ValueError(f"not a quorum request: {message!r}")
 
 
-async def _quorum_rpc(ctx: RequestContext, request: Any) -> Any:
-    message = wire.decode(request)
-    quorum = ctx.broker.quorum
-    response = await quorum.handle_request(_source(message), ctx.request.correlation_id, message)
-    return wire.encode(response, quorum.cluster_id)
+class QuorumApis:
+    """This broker's voter answers the quorum's RPCs; DescribeQuorum reads its view."""
 
+    def __init__(self, quorum: RaftQuorum, voters: dict[int, VoterAddress]) -> None:
+        self._quorum = quorum
+        self._voters = voters
 
-for _request_type in (
-    VoteRequest,
-    BeginQuorumEpochRequest,
-    EndQuorumEpochRequest,
-    QuorumFetchRequest,
-    FetchSnapshotRequest,
-):
-    controller_handles(_request_type, _request_type.__version__, _request_type.__version__)(
-        _quorum_rpc
+    @controller_api(VoteRequest, VoteRequest.__version__, VoteRequest.__version__)
+    @controller_api(
+        BeginQuorumEpochRequest,
+        BeginQuorumEpochRequest.__version__,
+        BeginQuorumEpochRequest.__version__,
     )
-
-
-async def describe_quorum(ctx: RequestContext, request: Any) -> Any:
-    s = ctx.schema
-    info = ctx.broker.quorum.view.info
-    asked = [(t.topic_name, [int(p.partition_index) for p in t.partitions]) for t in request.topics]
-    if info is None:
-        return s.DescribeQuorumResponse(
-            error_code=ErrorCode.not_leader_or_follower,
-            error_message=f"broker {ctx.broker.broker_id} does not lead the quorum",
-            topics=(),
-            nodes=(),
+    @controller_api(
+        EndQuorumEpochRequest, EndQuorumEpochRequest.__version__, EndQuorumEpochRequest.__version__
+    )
+    @controller_api(
+        QuorumFetchRequest, QuorumFetchRequest.__version__, QuorumFetchRequest.__version__
+    )
+    @controller_api(
+        FetchSnapshotRequest, FetchSnapshotRequest.__version__, FetchSnapshotRequest.__version__
+    )
+    async def quorum_rpc(self, ctx: RequestContext, request: Any) -> Any:
+        message = wire.decode(request)
+        quorum = self._quorum
+        response = await quorum.handle_request(
+            _source(message), ctx.request.correlation_id, message
         )
-    topics = []
-    for name, partitions in asked:
-        parts = []
-        for index in partitions:
-            known = name == METADATA_TOPIC and index == 0
-            parts.append(
-                s.PartitionData(
-                    partition_index=index,
-                    error_code=ErrorCode.none if known else ErrorCode.unknown_topic_or_partition,
-                    error_message=None,
-                    leader_id=info.leader_id if known else -1,
-                    leader_epoch=info.leader_epoch if known else -1,
-                    high_watermark=info.high_watermark if known else -1,
-                    current_voters=tuple(
-                        s.ReplicaState(
-                            replica_id=v.replica_id,
-                            replica_directory_id=None,
-                            log_end_offset=v.log_end_offset,
-                            last_fetch_timestamp=v.last_fetch_timestamp,
-                            last_caught_up_timestamp=v.last_caught_up_timestamp,
+        return wire.encode(response, quorum.cluster_id)
+
+    @api(DescribeQuorumRequest, 0, 2, forward=True)
+    @controller_api(DescribeQuorumRequest, 0, 2)
+    async def describe_quorum(self, ctx: RequestContext, request: Any) -> Any:
+        s = ctx.schema
+        info = self._quorum.view.info
+        asked = [
+            (t.topic_name, [int(p.partition_index) for p in t.partitions]) for t in request.topics
+        ]
+        if info is None:
+            return s.DescribeQuorumResponse(
+                error_code=ErrorCode.not_leader_or_follower,
+                error_message=f"broker {self._quorum.node_id} does not lead the quorum",
+                topics=(),
+                nodes=(),
+            )
+        topics = []
+        for name, partitions in asked:
+            parts = []
+            for index in partitions:
+                known = name == METADATA_TOPIC and index == 0
+                parts.append(
+                    s.PartitionData(
+                        partition_index=index,
+                        error_code=ErrorCode.none
+                        if known
+                        else ErrorCode.unknown_topic_or_partition,
+                        error_message=None,
+                        leader_id=info.leader_id if known else -1,
+                        leader_epoch=info.leader_epoch if known else -1,
+                        high_watermark=info.high_watermark if known else -1,
+                        current_voters=tuple(
+                            s.ReplicaState(
+                                replica_id=v.replica_id,
+                                replica_directory_id=None,
+                                log_end_offset=v.log_end_offset,
+                                last_fetch_timestamp=v.last_fetch_timestamp,
+                                last_caught_up_timestamp=v.last_caught_up_timestamp,
+                            )
+                            for v in info.current_voters
                         )
-                        for v in info.current_voters
+                        if known
+                        else (),
+                        observers=(),
                     )
-                    if known
-                    else (),
-                    observers=(),
                 )
+            topics.append(s.TopicData(topic_name=name, partitions=tuple(parts)))
+        nodes = (
+            tuple(
+                s.Node(
+                    node_id=v.node_id,
+                    listeners=(s.Listener(name="CONTROLLER", host=v.host, port=v.port),),
+                )
+                for v in self._voters.values()
             )
-        topics.append(s.TopicData(topic_name=name, partitions=tuple(parts)))
-    nodes = (
-        tuple(
-            s.Node(
-                node_id=v.node_id,
-                listeners=(s.Listener(name="CONTROLLER", host=v.host, port=v.port),),
-            )
-            for v in ctx.broker.voters.values()
+            if s.has_field("DescribeQuorumResponse", "nodes")
+            else ()
         )
-        if s.has_field("DescribeQuorumResponse", "nodes")
-        else ()
-    )
-    return s.DescribeQuorumResponse(
-        error_code=ErrorCode.none, error_message=None, topics=tuple(topics), nodes=nodes
-    )
-
-
-handles(DescribeQuorumRequest, 0, 2, forward=True)(describe_quorum)
-controller_handles(DescribeQuorumRequest, 0, 2)(describe_quorum)
+        return s.DescribeQuorumResponse(
+            error_code=ErrorCode.none, error_message=None, topics=tuple(topics), nodes=nodes
+        )

@@ -13,44 +13,50 @@ from typing import Any
 from kio.schema.delete_records.v2.request import DeleteRecordsRequest
 
 from kafkalite.broker.context import RequestContext
-from kafkalite.broker.handlers.registry import handles
+from kafkalite.broker.handlers.registry import api
+from kafkalite.broker.replica_manager import ReplicaManager
 from kafkalite.protocol.codec import millis
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
 TO_HIGH_WATERMARK = -1
 
 
-async def _delete(ctx: RequestContext, topic: str, p: Any, timeout_s: float) -> Any:
-    s = ctx.schema
-    replicas = ctx.broker.replica_manager
-    index = int(p.partition_index)
-    try:
-        offset = int(p.offset)
-        if offset == TO_HIGH_WATERMARK:
-            offset = replicas.get_partition(topic, index).high_watermark
-        replicas.delete_records(topic, index, offset)
-    except KafkaError as exc:
+class DeleteRecordsApi:
+    """Moves log starts through the replica manager and waits for the low watermark."""
+
+    def __init__(self, replicas: ReplicaManager) -> None:
+        self._replicas = replicas
+
+    async def _delete(self, ctx: RequestContext, topic: str, p: Any, timeout_s: float) -> Any:
+        s = ctx.schema
+        replicas = self._replicas
+        index = int(p.partition_index)
+        try:
+            offset = int(p.offset)
+            if offset == TO_HIGH_WATERMARK:
+                offset = replicas.get_partition(topic, index).high_watermark
+            replicas.delete_records(topic, index, offset)
+        except KafkaError as exc:
+            return s.DeleteRecordsPartitionResult(
+                partition_index=p.partition_index, low_watermark=-1, error_code=exc.code
+            )
+        error, low = await replicas.wait_for_low_watermark(topic, index, offset, timeout_s)
         return s.DeleteRecordsPartitionResult(
-            partition_index=p.partition_index, low_watermark=-1, error_code=exc.code
+            partition_index=p.partition_index,
+            low_watermark=low if error == ErrorCode.none else -1,
+            error_code=error,
         )
-    error, low = await replicas.wait_for_low_watermark(topic, index, offset, timeout_s)
-    return s.DeleteRecordsPartitionResult(
-        partition_index=p.partition_index,
-        low_watermark=low if error == ErrorCode.none else -1,
-        error_code=error,
-    )
 
+    @api(DeleteRecordsRequest, 0, 2)
+    async def delete_records(self, ctx: RequestContext, request: Any) -> Any:
+        s = ctx.schema
+        timeout_s = max(millis(request.timeout), 0) / 1000
 
-@handles(DeleteRecordsRequest, 0, 2)
-async def delete_records(ctx: RequestContext, request: Any) -> Any:
-    s = ctx.schema
-    timeout_s = max(millis(request.timeout), 0) / 1000
+        async def topic_result(t: Any) -> Any:
+            partitions = await asyncio.gather(
+                *(self._delete(ctx, t.name, p, timeout_s) for p in t.partitions)
+            )
+            return s.DeleteRecordsTopicResult(name=t.name, partitions=tuple(partitions))
 
-    async def topic_result(t: Any) -> Any:
-        partitions = await asyncio.gather(
-            *(_delete(ctx, t.name, p, timeout_s) for p in t.partitions)
-        )
-        return s.DeleteRecordsTopicResult(name=t.name, partitions=tuple(partitions))
-
-    topics = await asyncio.gather(*(topic_result(t) for t in request.topics))
-    return s.DeleteRecordsResponse(throttle_time=0, topics=tuple(topics))
+        topics = await asyncio.gather(*(topic_result(t) for t in request.topics))
+        return s.DeleteRecordsResponse(throttle_time=0, topics=tuple(topics))

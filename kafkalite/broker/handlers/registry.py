@@ -1,10 +1,17 @@
-"""The tables of request handlers: one entry per API, with the versions it answers.
+"""Handler tables: one entry per API, with the versions it answers.
 
-There are two listeners, as in a KRaft broker: the client listener (``HANDLERS``) and the
-controller listener (``CONTROLLER_HANDLERS``: the quorum's RPCs and the requests brokers
-send their controller). Keeping the tables apart means a quorum Fetch can never be taken
-for a client Fetch. ApiVersions is answered from the client table, so a broker can never
-advertise an API it does not handle, nor handle one it does not advertise.
+A handler is a method of a small class per API family (``ProduceApi``, ``GroupApis``),
+whose constructor names what the handlers need (the replica manager, the metadata image,
+the group coordinator...): a handler's dependencies are read from its class, never
+fetched from the broker. The methods are marked with ``@api`` (the client listener) or
+``@controller_api`` (the controller listener); ``HandlerTable.add_apis`` collects a
+family's marked methods, bound to its instance, where the broker is assembled.
+
+There are two listeners, as in a KRaft broker: the client listener and the controller
+listener (the quorum's RPCs and the requests brokers send their controller). Keeping the
+tables apart means a quorum Fetch can never be taken for a client Fetch. ApiVersions is
+answered from the client table, so a broker can never advertise an API it does not
+handle, nor handle one it does not advertise.
 
 A handler marked ``forward`` changes metadata: on a broker that is not the active
 controller, the server sends the request as is to the controller (Kafka's forwarding).
@@ -16,9 +23,10 @@ client handlers are run on the main loop for it, as they read the broker's image
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import enum
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kio.static.protocol import RequestPayload
 
@@ -26,6 +34,23 @@ if TYPE_CHECKING:
     from kafkalite.broker.context import RequestContext
 
 HandlerFn = Callable[["RequestContext", Any], Awaitable[Any]]
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+
+class Listener(enum.Enum):
+    CLIENT = "client"
+    CONTROLLER = "controller"
+
+
+@dataclass(frozen=True, slots=True)
+class ApiSpec:
+    """What a marked method handles: an API, its versions, on which listener."""
+
+    listener: Listener
+    api_key: int
+    min_version: int
+    max_version: int
+    forward: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +65,47 @@ class Handler:
         return self.min_version <= version <= self.max_version
 
 
+_MARKS: dict[Callable[..., Any], list[ApiSpec]] = {}
+"""The specs of every marked method (the function objects, as defined in their class)."""
+
+
+def _mark(
+    listener: Listener,
+    request_type: type[RequestPayload],
+    min_version: int,
+    max_version: int,
+    forward: bool,
+) -> Callable[[F], F]:
+    def mark(fn: F) -> F:
+        spec = ApiSpec(listener, request_type.__api_key__, min_version, max_version, forward)
+        _MARKS.setdefault(fn, []).append(spec)
+        return fn
+
+    return mark
+
+
+def api(
+    request_type: type[RequestPayload], min_version: int, max_version: int, *, forward: bool = False
+) -> Callable[[F], F]:
+    """Mark a method as the client listener's handler of ``request_type``'s API (any
+    version's class names it, e.g. ``ProduceRequest``) for the given version range."""
+    return _mark(Listener.CLIENT, request_type, min_version, max_version, forward)
+
+
+def controller_api(
+    request_type: type[RequestPayload], min_version: int, max_version: int
+) -> Callable[[F], F]:
+    """Mark a method as the controller listener's handler of ``request_type``'s API."""
+    return _mark(Listener.CONTROLLER, request_type, min_version, max_version, False)
+
+
+def api_specs(family: type) -> Iterator[tuple[str, ApiSpec]]:
+    """The marked methods of a handler class: (method name, spec), without an instance."""
+    for name, member in vars(family).items():
+        for spec in _MARKS.get(member, ()):
+            yield name, spec
+
+
 class HandlerTable(dict[int, Handler]):
     """Handlers by API key (what a request's header carries), registered by request type."""
 
@@ -51,14 +117,24 @@ class HandlerTable(dict[int, Handler]):
         *,
         forward: bool = False,
     ) -> Callable[[HandlerFn], HandlerFn]:
-        """Register ``fn`` as the handler of ``request_type``'s API (any version's class
-        names it, e.g. ``ProduceRequest``) for the given version range."""
+        """Register ``fn`` as the handler of ``request_type``'s API for the given version
+        range (a table built by hand, as tests do)."""
 
         def register(fn: HandlerFn) -> HandlerFn:
             self.add(Handler(request_type.__api_key__, min_version, max_version, fn, forward))
             return fn
 
         return register
+
+    def add_apis(self, listener: Listener, family: object) -> None:
+        """Register the methods of ``family`` (an instance of a handler class) that are
+        marked for ``listener``."""
+        for name, spec in api_specs(type(family)):
+            if spec.listener is listener:
+                fn = getattr(family, name)
+                self.add(
+                    Handler(spec.api_key, spec.min_version, spec.max_version, fn, spec.forward)
+                )
 
     def of(self, request_type: type[RequestPayload]) -> Handler:
         """The handler of ``request_type``'s API."""
@@ -68,9 +144,3 @@ class HandlerTable(dict[int, Handler]):
         if handler.api_key in self:
             raise RuntimeError(f"two handlers for api_key {handler.api_key}")
         self[handler.api_key] = handler
-
-
-HANDLERS = HandlerTable()
-CONTROLLER_HANDLERS = HandlerTable()
-handles = HANDLERS.handles
-controller_handles = CONTROLLER_HANDLERS.handles

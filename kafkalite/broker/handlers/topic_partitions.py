@@ -15,7 +15,7 @@ from kio.schema.describe_topic_partitions.v0.request import DescribeTopicPartiti
 
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.metadata import ZERO_UUID, partition_fields
-from kafkalite.broker.handlers.registry import handles
+from kafkalite.broker.handlers.registry import api
 from kafkalite.controller.topic_control import INTERNAL_TOPICS
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.protocol.errors import ErrorCode
@@ -54,50 +54,56 @@ def _topics(image: MetadataImage, names: list[str]) -> list[tuple[str, list[int]
     ]
 
 
-@handles(DescribeTopicPartitionsRequest, 0, 0)
-async def describe_topic_partitions(ctx: RequestContext, request: Any) -> Any:
-    s = ctx.schema
-    image = ctx.broker.image
-    cursor = (
-        None
-        if request.cursor is None
-        else (request.cursor.topic_name, int(request.cursor.partition_index))
-    )
-    page, next_cursor = paginate(
-        _topics(image, [t.name for t in request.topics]),
-        cursor,
-        max(int(request.response_partition_limit), 1),
-    )
+class TopicPartitionsApi:
+    """Answered from this broker's metadata image."""
 
-    def topic(name: str, indexes: list[int]) -> Any:
-        found = image.topic(name)
-        if found is None:
-            return s.DescribeTopicPartitionsResponseTopic(
-                error_code=ErrorCode.unknown_topic_or_partition,
-                name=name,
-                topic_id=ZERO_UUID,
-                partitions=(),
-            )
-        return s.DescribeTopicPartitionsResponseTopic(
-            error_code=ErrorCode.none,
-            name=name,
-            topic_id=uuid.UUID(found.topic_id),
-            is_internal=name in INTERNAL_TOPICS,
-            partitions=tuple(
-                s.DescribeTopicPartitionsResponsePartition(
-                    **partition_fields(image, i, found.partitions[i]),
-                    eligible_leader_replicas=(),
-                    last_known_elr=(),
-                )
-                for i in indexes
-            ),
-            topic_authorized_operations=-2147483648,
+    def __init__(self, image: MetadataImage) -> None:
+        self._image = image
+
+    @api(DescribeTopicPartitionsRequest, 0, 0)
+    async def describe_topic_partitions(self, ctx: RequestContext, request: Any) -> Any:
+        s = ctx.schema
+        image = self._image
+        cursor = (
+            None
+            if request.cursor is None
+            else (request.cursor.topic_name, int(request.cursor.partition_index))
+        )
+        page, next_cursor = paginate(
+            _topics(image, [t.name for t in request.topics]),
+            cursor,
+            max(int(request.response_partition_limit), 1),
         )
 
-    return s.DescribeTopicPartitionsResponse(
-        throttle_time=0,
-        topics=tuple(topic(name, indexes) for name, indexes in page),
-        next_cursor=None
-        if next_cursor is None
-        else s.Cursor(topic_name=next_cursor[0], partition_index=next_cursor[1]),
-    )
+        def topic(name: str, indexes: list[int]) -> Any:
+            found = image.topic(name)
+            if found is None:
+                return s.DescribeTopicPartitionsResponseTopic(
+                    error_code=ErrorCode.unknown_topic_or_partition,
+                    name=name,
+                    topic_id=ZERO_UUID,
+                    partitions=(),
+                )
+            return s.DescribeTopicPartitionsResponseTopic(
+                error_code=ErrorCode.none,
+                name=name,
+                topic_id=uuid.UUID(found.topic_id),
+                is_internal=name in INTERNAL_TOPICS,
+                partitions=tuple(
+                    s.DescribeTopicPartitionsResponsePartition(
+                        **partition_fields(image, i, found.partitions[i]),
+                        eligible_leader_replicas=(),
+                        last_known_elr=(),
+                    )
+                    for i in indexes
+                ),
+                topic_authorized_operations=-2147483648,
+            )
+
+        return s.DescribeTopicPartitionsResponse(
+            throttle_time=0,
+            topics=tuple(topic(name, indexes) for name, indexes in page),
+            next_cursor=None
+            if next_cursor is None
+            else s.Cursor(topic_name=next_cursor[0], partition_index=next_cursor[1]),
+        )

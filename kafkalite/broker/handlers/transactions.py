@@ -12,6 +12,7 @@ told INVALID_PRODUCER_EPOCH instead, as Kafka does.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable
 from typing import Any
 
 from kio.schema.add_offsets_to_txn.v3.request import AddOffsetsToTxnRequest
@@ -21,10 +22,13 @@ from kio.schema.end_txn.v3.request import EndTxnRequest
 from kio.schema.list_transactions.v1.request import ListTransactionsRequest
 
 from kafkalite.broker.context import RequestContext
-from kafkalite.broker.handlers.registry import handles
+from kafkalite.broker.handlers.registry import api
+from kafkalite.broker.internal_topic import InternalTopic
 from kafkalite.coordinator.group.offsets_log import OFFSETS_TOPIC
 from kafkalite.coordinator.partitioning import partition_for
+from kafkalite.coordinator.transaction.coordinator import TransactionCoordinator
 from kafkalite.coordinator.transaction.state import TransactionState
+from kafkalite.metadata.image import MetadataImage
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
 
@@ -35,156 +39,174 @@ def fenced_for(version: int, first_version_with_fenced: int, error: ErrorCode) -
     return error
 
 
-@handles(AddPartitionsToTxnRequest, 0, 3)
-async def add_partitions_to_txn(ctx: RequestContext, request: Any) -> Any:
-    """Unknown topics fail alone (UNKNOWN_TOPIC_OR_PARTITION), the others are not
-    attempted (OPERATION_NOT_ATTEMPTED): nothing is added unless all can be."""
-    s = ctx.schema
-    wanted = [(t.name, int(p)) for t in request.v3_and_below_topics for p in t.partitions]
-    image = ctx.broker.image
-    unknown = {
-        (topic, index)
-        for topic, index in wanted
-        if (found := image.topic(topic)) is None or index not in found.partitions
-    }
-    if unknown:
-        errors = {
-            tp: ErrorCode.unknown_topic_or_partition
-            if tp in unknown
-            else (ErrorCode.operation_not_attempted)
-            for tp in wanted
+class TransactionApis:
+    """Served by the transaction coordinator; partitions are checked against the
+    metadata image, and a group's offsets partition is found through its topic."""
+
+    def __init__(
+        self,
+        coordinator: TransactionCoordinator,
+        image: MetadataImage,
+        offsets_topic: InternalTopic,
+        now_ms: Callable[[], int],
+    ) -> None:
+        self._coordinator = coordinator
+        self._image = image
+        self._offsets_topic = offsets_topic
+        self._now_ms = now_ms
+
+    @api(AddPartitionsToTxnRequest, 0, 3)
+    async def add_partitions_to_txn(self, ctx: RequestContext, request: Any) -> Any:
+        """Unknown topics fail alone (UNKNOWN_TOPIC_OR_PARTITION), the others are not
+        attempted (OPERATION_NOT_ATTEMPTED): nothing is added unless all can be."""
+        s = ctx.schema
+        wanted = [(t.name, int(p)) for t in request.v3_and_below_topics for p in t.partitions]
+        image = self._image
+        unknown = {
+            (topic, index)
+            for topic, index in wanted
+            if (found := image.topic(topic)) is None or index not in found.partitions
         }
-    else:
-        error = await ctx.broker.txn_coordinator.handle_add_partitions(
-            request.v3_and_below_transactional_id,
-            int(request.v3_and_below_producer_id),
-            int(request.v3_and_below_producer_epoch),
-            set(wanted),
+        if unknown:
+            errors = {
+                tp: ErrorCode.unknown_topic_or_partition
+                if tp in unknown
+                else (ErrorCode.operation_not_attempted)
+                for tp in wanted
+            }
+        else:
+            error = await self._coordinator.handle_add_partitions(
+                request.v3_and_below_transactional_id,
+                int(request.v3_and_below_producer_id),
+                int(request.v3_and_below_producer_epoch),
+                set(wanted),
+            )
+            errors = dict.fromkeys(wanted, fenced_for(ctx.version, 2, error))
+        by_topic: dict[str, list[Any]] = {}
+        for (topic, index), error in errors.items():
+            by_topic.setdefault(topic, []).append(
+                s.AddPartitionsToTxnPartitionResult(
+                    partition_index=index, partition_error_code=error
+                )
+            )
+        return s.AddPartitionsToTxnResponse(
+            throttle_time=0,
+            results_by_topic_v3_and_below=tuple(
+                s.AddPartitionsToTxnTopicResult(name=t, results_by_partition=tuple(ps))
+                for t, ps in by_topic.items()
+            ),
         )
-        errors = dict.fromkeys(wanted, fenced_for(ctx.version, 2, error))
-    by_topic: dict[str, list[Any]] = {}
-    for (topic, index), error in errors.items():
-        by_topic.setdefault(topic, []).append(
-            s.AddPartitionsToTxnPartitionResult(partition_index=index, partition_error_code=error)
+
+    @api(AddOffsetsToTxnRequest, 0, 3)
+    async def add_offsets_to_txn(self, ctx: RequestContext, request: Any) -> Any:
+        """The group's ``__consumer_offsets`` partition joins the transaction, so that the
+        offsets the producer commits there (TxnOffsetCommit) get its marker too."""
+        if not request.group_id:
+            error = ErrorCode.invalid_group_id
+        else:
+            await self._offsets_topic.ensure_exists()
+            partition = partition_for(request.group_id, self._offsets_topic.partition_count())
+            error = await self._coordinator.handle_add_partitions(
+                request.transactional_id,
+                int(request.producer_id),
+                int(request.producer_epoch),
+                {(OFFSETS_TOPIC, partition)},
+            )
+        return ctx.schema.AddOffsetsToTxnResponse(
+            throttle_time=0, error_code=fenced_for(ctx.version, 2, error)
         )
-    return s.AddPartitionsToTxnResponse(
-        throttle_time=0,
-        results_by_topic_v3_and_below=tuple(
-            s.AddPartitionsToTxnTopicResult(name=t, results_by_partition=tuple(ps))
-            for t, ps in by_topic.items()
-        ),
-    )
 
-
-@handles(AddOffsetsToTxnRequest, 0, 3)
-async def add_offsets_to_txn(ctx: RequestContext, request: Any) -> Any:
-    """The group's ``__consumer_offsets`` partition joins the transaction, so that the
-    offsets the producer commits there (TxnOffsetCommit) get its marker too."""
-    broker = ctx.broker
-    if not request.group_id:
-        error = ErrorCode.invalid_group_id
-    else:
-        await broker.group_offsets.ensure_exists()
-        partition = partition_for(request.group_id, broker.group_offsets.partition_count())
-        error = await broker.txn_coordinator.handle_add_partitions(
+    @api(EndTxnRequest, 0, 3)
+    async def end_txn(self, ctx: RequestContext, request: Any) -> Any:
+        error = await self._coordinator.handle_end_transaction(
             request.transactional_id,
             int(request.producer_id),
             int(request.producer_epoch),
-            {(OFFSETS_TOPIC, partition)},
+            bool(request.committed),
         )
-    return ctx.schema.AddOffsetsToTxnResponse(
-        throttle_time=0, error_code=fenced_for(ctx.version, 2, error)
-    )
-
-
-@handles(EndTxnRequest, 0, 3)
-async def end_txn(ctx: RequestContext, request: Any) -> Any:
-    error = await ctx.broker.txn_coordinator.handle_end_transaction(
-        request.transactional_id,
-        int(request.producer_id),
-        int(request.producer_epoch),
-        bool(request.committed),
-    )
-    return ctx.schema.EndTxnResponse(throttle_time=0, error_code=fenced_for(ctx.version, 2, error))
-
-
-@handles(ListTransactionsRequest, 0, 1)
-async def list_transactions(ctx: RequestContext, request: Any) -> Any:
-    """The transactions this broker coordinates, filtered by state, producer id and (v1)
-    running for at least ``duration_filter`` ms."""
-    states = set(request.state_filters)
-    unknown = sorted(s for s in states if TransactionState.from_name(s) is None)
-    producer_ids = {int(p) for p in request.producer_id_filters}
-    min_duration = int(getattr(request, "duration_filter", -1))
-    now = ctx.broker.now_ms()
-    coordinator = ctx.broker.txn_coordinator
-    loaded = coordinator.loaded_transactions()
-    if coordinator.is_loading():  # Kafka's answer: some of them cannot be listed yet
-        loaded, error = [], ErrorCode.coordinator_load_in_progress
-    else:
-        error = ErrorCode.none
-    listed = [
-        md
-        for md in loaded
-        if md.producer_epoch >= 0
-        and (not states or md.state.state_name in states)
-        and (not producer_ids or md.producer_id in producer_ids)
-        and (
-            min_duration < 0
-            or (md.txn_start_timestamp >= 0 and now - md.txn_start_timestamp >= min_duration)
+        return ctx.schema.EndTxnResponse(
+            throttle_time=0, error_code=fenced_for(ctx.version, 2, error)
         )
-    ]
-    s = ctx.schema
-    return s.ListTransactionsResponse(
-        throttle_time=0,
-        error_code=error,
-        unknown_state_filters=tuple(unknown),
-        transaction_states=tuple(
-            s.TransactionState(
-                transactional_id=md.transactional_id,
-                producer_id=md.producer_id,
-                transaction_state=md.state.state_name,
+
+    @api(ListTransactionsRequest, 0, 1)
+    async def list_transactions(self, ctx: RequestContext, request: Any) -> Any:
+        """The transactions this broker coordinates, filtered by state, producer id and (v1)
+        running for at least ``duration_filter`` ms."""
+        states = set(request.state_filters)
+        unknown = sorted(s for s in states if TransactionState.from_name(s) is None)
+        producer_ids = {int(p) for p in request.producer_id_filters}
+        min_duration = int(getattr(request, "duration_filter", -1))
+        now = self._now_ms()
+        coordinator = self._coordinator
+        loaded = coordinator.loaded_transactions()
+        if coordinator.is_loading():  # Kafka's answer: some of them cannot be listed yet
+            loaded, error = [], ErrorCode.coordinator_load_in_progress
+        else:
+            error = ErrorCode.none
+        listed = [
+            md
+            for md in loaded
+            if md.producer_epoch >= 0
+            and (not states or md.state.state_name in states)
+            and (not producer_ids or md.producer_id in producer_ids)
+            and (
+                min_duration < 0
+                or (md.txn_start_timestamp >= 0 and now - md.txn_start_timestamp >= min_duration)
             )
-            for md in listed
-        ),
-    )
+        ]
+        s = ctx.schema
+        return s.ListTransactionsResponse(
+            throttle_time=0,
+            error_code=error,
+            unknown_state_filters=tuple(unknown),
+            transaction_states=tuple(
+                s.TransactionState(
+                    transactional_id=md.transactional_id,
+                    producer_id=md.producer_id,
+                    transaction_state=md.state.state_name,
+                )
+                for md in listed
+            ),
+        )
 
+    @api(DescribeTransactionsRequest, 0, 0)
+    async def describe_transactions(self, ctx: RequestContext, request: Any) -> Any:
+        s = ctx.schema
 
-@handles(DescribeTransactionsRequest, 0, 0)
-async def describe_transactions(ctx: RequestContext, request: Any) -> Any:
-    s = ctx.schema
-
-    def describe(txn_id: str) -> Any:
-        try:
-            md = ctx.broker.txn_coordinator.describe(txn_id)
-        except KafkaError as exc:
+        def describe(txn_id: str) -> Any:
+            try:
+                md = self._coordinator.describe(txn_id)
+            except KafkaError as exc:
+                return s.TransactionState(
+                    error_code=exc.code,
+                    transactional_id=txn_id,
+                    transaction_state="",
+                    transaction_timeout=0,
+                    transaction_start_time=_timestamp(-1),
+                    producer_id=-1,
+                    producer_epoch=-1,
+                    topics=(),
+                )
+            by_topic: dict[str, list[int]] = {}
+            for topic, index in sorted(md.topic_partitions):
+                by_topic.setdefault(topic, []).append(index)
             return s.TransactionState(
-                error_code=exc.code,
+                error_code=ErrorCode.none,
                 transactional_id=txn_id,
-                transaction_state="",
-                transaction_timeout=0,
-                transaction_start_time=_timestamp(-1),
-                producer_id=-1,
-                producer_epoch=-1,
-                topics=(),
+                transaction_state=md.state.state_name,
+                transaction_timeout=md.txn_timeout_ms,
+                transaction_start_time=_timestamp(md.txn_start_timestamp),
+                producer_id=md.producer_id,
+                producer_epoch=md.producer_epoch,
+                topics=tuple(
+                    s.TopicData(topic=t, partitions=tuple(ps)) for t, ps in by_topic.items()
+                ),
             )
-        by_topic: dict[str, list[int]] = {}
-        for topic, index in sorted(md.topic_partitions):
-            by_topic.setdefault(topic, []).append(index)
-        return s.TransactionState(
-            error_code=ErrorCode.none,
-            transactional_id=txn_id,
-            transaction_state=md.state.state_name,
-            transaction_timeout=md.txn_timeout_ms,
-            transaction_start_time=_timestamp(md.txn_start_timestamp),
-            producer_id=md.producer_id,
-            producer_epoch=md.producer_epoch,
-            topics=tuple(s.TopicData(topic=t, partitions=tuple(ps)) for t, ps in by_topic.items()),
-        )
 
-    return s.DescribeTransactionsResponse(
-        throttle_time=0, transaction_states=tuple(describe(t) for t in request.transactional_ids)
-    )
+        return s.DescribeTransactionsResponse(
+            throttle_time=0,
+            transaction_states=tuple(describe(t) for t in request.transactional_ids),
+        )
 
 
 def _timestamp(ms: int) -> datetime.datetime:

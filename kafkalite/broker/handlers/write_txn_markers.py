@@ -11,13 +11,15 @@ marker the coordinator counts as written cannot be lost in a failover. On a part
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from kio.schema.write_txn_markers.v1.request import WriteTxnMarkersRequest
 
 from kafkalite.broker.context import RequestContext
-from kafkalite.broker.handlers.registry import handles
-from kafkalite.broker.replica_manager import ProduceResult
+from kafkalite.broker.handlers.registry import api
+from kafkalite.broker.replica_manager import ProduceResult, ReplicaManager
+from kafkalite.coordinator.group.coordinator import GroupCoordinator
 from kafkalite.coordinator.group.offsets_log import OFFSETS_TOPIC
 from kafkalite.protocol.control_records import end_txn_marker_batch
 from kafkalite.protocol.errors import ErrorCode
@@ -26,56 +28,72 @@ from kafkalite.storage.producer_state import AppendOrigin
 MARKER_TIMEOUT_S = 10.0
 
 
-@handles(WriteTxnMarkersRequest, 1, 1)
-async def write_txn_markers(ctx: RequestContext, request: Any) -> Any:
-    broker = ctx.broker
-    replicas = broker.replica_manager
-    appended: list[tuple[Any, str, int, ProduceResult]] = []
-    for marker in request.markers:
-        batch = end_txn_marker_batch(
-            int(marker.producer_id),
-            int(marker.producer_epoch),
-            int(marker.coordinator_epoch),
-            bool(marker.transaction_result),
-            broker.now_ms(),
-        )
-        for topic in marker.topics:
-            for index in topic.partition_indexes:
-                result = replicas.append_to_leader(
-                    topic.name, int(index), batch, -1, origin=AppendOrigin.COORDINATOR
-                )
-                appended.append((marker, topic.name, int(index), result))
-    await replicas.wait_for_acks([(t, p, r) for _, t, p, r in appended], MARKER_TIMEOUT_S)
-    for marker, topic, index, result in appended:
-        if topic == OFFSETS_TOPIC and result.error == ErrorCode.none:
-            broker.group_coordinator.complete_transaction(
-                index, int(marker.producer_id), bool(marker.transaction_result)
+class WriteTxnMarkersApi:
+    """Markers are appended through the replica manager; the group coordinator learns
+    how its transactional offsets ended."""
+
+    def __init__(
+        self,
+        replicas: ReplicaManager,
+        groups: GroupCoordinator,
+        now_ms: Callable[[], int],
+    ) -> None:
+        self._replicas = replicas
+        self._groups = groups
+        self._now_ms = now_ms
+
+    @api(WriteTxnMarkersRequest, 1, 1)
+    async def write_txn_markers(self, ctx: RequestContext, request: Any) -> Any:
+        replicas = self._replicas
+        appended: list[tuple[Any, str, int, ProduceResult]] = []
+        for marker in request.markers:
+            batch = end_txn_marker_batch(
+                int(marker.producer_id),
+                int(marker.producer_epoch),
+                int(marker.coordinator_epoch),
+                bool(marker.transaction_result),
+                self._now_ms(),
             )
-    s = ctx.schema
-    return s.WriteTxnMarkersResponse(
-        markers=tuple(
-            s.WritableTxnMarkerResult(
-                producer_id=marker.producer_id,
-                topics=tuple(
-                    s.WritableTxnMarkerTopicResult(
-                        name=topic.name,
-                        partitions=tuple(
-                            s.WritableTxnMarkerPartitionResult(
-                                partition_index=index,
-                                error_code=_result(appended, marker, topic.name, int(index)),
-                            )
-                            for index in topic.partition_indexes
-                        ),
+            for topic in marker.topics:
+                for index in topic.partition_indexes:
+                    result = replicas.append_to_leader(
+                        topic.name, int(index), batch, -1, origin=AppendOrigin.COORDINATOR
                     )
-                    for topic in marker.topics
-                ),
+                    appended.append((marker, topic.name, int(index), result))
+        await replicas.wait_for_acks([(t, p, r) for _, t, p, r in appended], MARKER_TIMEOUT_S)
+        for marker, topic, index, result in appended:
+            if topic == OFFSETS_TOPIC and result.error == ErrorCode.none:
+                self._groups.complete_transaction(
+                    index, int(marker.producer_id), bool(marker.transaction_result)
+                )
+        s = ctx.schema
+        return s.WriteTxnMarkersResponse(
+            markers=tuple(
+                s.WritableTxnMarkerResult(
+                    producer_id=marker.producer_id,
+                    topics=tuple(
+                        s.WritableTxnMarkerTopicResult(
+                            name=topic.name,
+                            partitions=tuple(
+                                s.WritableTxnMarkerPartitionResult(
+                                    partition_index=index,
+                                    error_code=_result(appended, marker, topic.name, int(index)),
+                                )
+                                for index in topic.partition_indexes
+                            ),
+                        )
+                        for topic in marker.topics
+                    ),
+                )
+                for marker in request.markers
             )
-            for marker in request.markers
         )
-    )
 
 
 def _result(
-    appended: list[tuple[Any, str, int, ProduceResult]], marker: Any, topic: str, index: int
+    appended: list[tuple[Any, str, int, ProduceResult]],
+    marker: Any,
+    topic: str,
+    index: int,
 ) -> ErrorCode:
     return next(r.error for m, t, p, r in appended if m is marker and t == topic and p == index)

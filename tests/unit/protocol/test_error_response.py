@@ -22,7 +22,7 @@ from kio.schema.metadata.v12.response import MetadataResponse
 from kio.schema.produce.v9.response import ProduceResponse
 from kio.serial import entity_reader, entity_writer
 
-from kafkalite.broker.handlers import CONTROLLER_HANDLERS, HANDLERS
+from kafkalite.broker.handlers import served_apis
 from kafkalite.protocol.error_response import error_response
 from kafkalite.protocol.errors import ErrorCode
 from tests.support.kio_samples import build
@@ -35,14 +35,8 @@ ERROR = ErrorCode.unknown_server_error
 
 def _versions() -> list[tuple[int, int]]:
     """Every version of every API the broker serves, on either listener."""
-    tables = (HANDLERS, CONTROLLER_HANDLERS)
     return sorted(
-        {
-            (h.api_key, v)
-            for table in tables
-            for h in table.values()
-            for v in range(h.min_version, h.max_version + 1)
-        }
+        {(h.api_key, v) for h in served_apis() for v in range(h.min_version, h.max_version + 1)}
     )
 
 
