@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from kafkalite.broker.events import EventLog
+from kafkalite.broker.raft_quorum import QuorumView
+from kafkalite.coordinator.transaction.coordinator import TransactionCoordinator
 
 if TYPE_CHECKING:
     from kafkalite.broker.broker import Broker
@@ -83,7 +85,7 @@ def broker_state(broker: Broker) -> dict[str, Any]:
         "broker_id": broker.broker_id,
         "address": f"{broker.config.host}:{broker.config.port}",
         "controller": broker.quorum.view.is_active,
-        "quorum": quorum_state(broker),
+        "quorum": quorum_state(broker.quorum.view, broker.applied_end_offset),
         "state": "running",
         "cluster_id": broker.cluster_id,
         "broker_epoch": broker.broker_epoch,
@@ -91,14 +93,15 @@ def broker_state(broker: Broker) -> dict[str, Any]:
         "loop_lag_ms": broker.loop_lag.lag_ms(),
         "control_loop_lag_ms": broker.control_loop_lag.lag_ms(),
         "partitions": partitions,
-        "transactions": coordinated_transactions(broker),
+        "transactions": coordinated_transactions(broker.txn_coordinator, broker.broker_id),
         "events": broker.events.since(0)[-100:],
     }
 
 
-def coordinated_transactions(broker: Broker) -> list[dict[str, Any]]:
+def coordinated_transactions(
+    coordinator: TransactionCoordinator, broker_id: int
+) -> list[dict[str, Any]]:
     """The transactional ids this broker coordinates now, with their state."""
-    coordinator = broker.txn_coordinator
     return [
         {
             "transactional_id": md.transactional_id,
@@ -108,7 +111,7 @@ def coordinated_transactions(broker: Broker) -> list[dict[str, Any]]:
             "partitions": [f"{t}-{p}" for t, p in sorted(md.topic_partitions)],
             "timeout_ms": md.txn_timeout_ms,
             "start_time_ms": md.txn_start_timestamp,
-            "coordinator": broker.broker_id,
+            "coordinator": broker_id,
             "coordinator_epoch": coordinator.coordinator_epoch(md.transactional_id),
             "pending_markers": [
                 f"{t}-{p}"
@@ -120,16 +123,15 @@ def coordinated_transactions(broker: Broker) -> list[dict[str, Any]]:
     ]
 
 
-def quorum_state(broker: Broker) -> dict[str, Any]:
+def quorum_state(quorum: QuorumView, applied_end_offset: int) -> dict[str, Any]:
     """This voter's view of the metadata quorum; ``voters`` only on the leader."""
-    quorum = broker.quorum.view
     info = quorum.info
     return {
         "leader": quorum.leader_id,
         "epoch": quorum.epoch,
         "high_watermark": quorum.high_watermark,
         "log_end_offset": quorum.log_end_offset,
-        "applied_offset": broker.applied_end_offset,
+        "applied_offset": applied_end_offset,
         "voters": None
         if info is None
         else [
