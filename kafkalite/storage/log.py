@@ -18,48 +18,44 @@ background thread (Kafka's flush on roll); once that is done, ``checkpoint_recov
 moves the recovery point past it. So after an unclean stop, recovery re-validates only
 the segments after the last checkpoint (cut at a torn tail) and replays only their
 batches into the producer state.
+
+The parts of that story live beside this module: opening and recovery in ``log_loader``,
+the checks before a leader's append in ``log_validator``, keeping the producer state in
+step with the batches in ``log_producer_state``, lookups by timestamp in
+``timestamp_lookup``.
 Not thread-safe: owned by the broker's event loop.
 """
 
 from __future__ import annotations
 
-import logging
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from pathlib import Path
 
-from kafkalite.protocol.control_records import TransactionMarker, read_marker
 from kafkalite.protocol.record_batch import (
     InvalidBatchError,
-    MoreThanOneBatchError,
     RecordBatchHeader,
     iter_batches,
     parse_header,
     stamp,
     validate_batch,
-    validate_produced,
 )
-from kafkalite.protocol.records import Record, decode_records, recompress
+from kafkalite.protocol.records import Record, decode_records
 from kafkalite.storage.checkpoint import write_atomically
 from kafkalite.storage.config import LogConfig
-from kafkalite.storage.errors import (
-    CorruptRecordError,
-    InvalidRecordError,
-    OffsetOutOfRangeError,
-    RecordTooLargeError,
-)
+from kafkalite.storage.errors import CorruptRecordError, OffsetOutOfRangeError
 from kafkalite.storage.leader_epoch_cache import LeaderEpochCache
+from kafkalite.storage.log_loader import CLEAN_SHUTDOWN, load
+from kafkalite.storage.log_producer_state import rebuild_producer_state, track_batch
+from kafkalite.storage.log_validator import validate_leader_batch
 from kafkalite.storage.producer_snapshot import ProducerSnapshots
 from kafkalite.storage.producer_state import AppendOrigin, ProducerStateManager
-from kafkalite.storage.recovery import recover_segment
 from kafkalite.storage.segment import LogSegment
-from kafkalite.storage.segment_swap import cleaned_path, finish_interrupted_swaps, swap_in
+from kafkalite.storage.segment_swap import cleaned_path, swap_in
 from kafkalite.storage.txn_index import AbortedTxn
 
-log = logging.getLogger(__name__)
-CLEAN_SHUTDOWN = "clean-shutdown"
 _READ_CHUNK = 1 << 20
 
 
@@ -102,8 +98,6 @@ class Log:
         self.recovery_point = 0
         self.recovered_bytes_truncated = 0
 
-    # ---- opening -------------------------------------------------------------------
-
     @classmethod
     def open(
         cls,
@@ -114,95 +108,8 @@ class Log:
     ) -> Log:
         directory.mkdir(parents=True, exist_ok=True)
         plog = cls(directory, config, now_ms, flusher)
-        plog._load()
+        load(plog)
         return plog
-
-    def _load(self) -> None:
-        finish_interrupted_swaps(self.dir)
-        clean = (self.dir / CLEAN_SHUTDOWN).exists()
-        self.log_start_offset = _read_int(self.dir / "log-start-offset", 0)
-        self.recovery_point = _read_int(self.dir / "recovery-point", 0)
-        bases = sorted(int(p.stem) for p in self.dir.glob("*.log"))
-        recovered: set[int] = set()
-        for i, base in enumerate(bases):
-            segment = LogSegment(self.dir, base, self.now_ms())
-            truncated = 0
-            if not clean and self._needs_recovery(base, bases):
-                truncated = recover_segment(segment, self.config.index_interval_bytes)
-                segment.txn_index.reset()  # rebuilt below from the batches that survived
-                recovered.add(base)
-            else:
-                segment.load_from_index(self.config.index_interval_bytes)
-            if self.segments and segment.base_offset < self.segments[-1].next_offset:
-                log.warning("%s: segment %d overlaps its predecessor; dropping it", self.dir, base)
-                segment.delete()
-                continue
-            self.segments.append(segment)
-            if truncated:
-                # a torn batch ends the log: anything in later segments cannot follow it
-                self.recovered_bytes_truncated += truncated
-                for later in bases[i + 1 :]:
-                    LogSegment(self.dir, later, 0).delete()
-                break
-        if not self.segments:
-            self.segments.append(LogSegment(self.dir, self.log_start_offset, self.now_ms()))
-        (self.dir / CLEAN_SHUTDOWN).unlink(missing_ok=True)
-        if self.log_start_offset > self.log_end_offset:
-            self.truncate_fully_and_start_at(self.log_start_offset)  # it was cut short
-        self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
-        self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
-        self.recovery_point = min(self.recovery_point, self.log_end_offset)
-        self._rebuild_producer_state(reindex=recovered)
-        if self.recovered_bytes_truncated:
-            log.warning(
-                "%s: recovery truncated %d bytes of torn tail",
-                self.dir,
-                self.recovered_bytes_truncated,
-            )
-
-    def _needs_recovery(self, base: int, bases: list[int]) -> bool:
-        """Segments wholly below the recovery point were fsynced; the rest are checked."""
-        later = [b for b in bases if b > base]
-        return not later or later[0] > self.recovery_point
-
-    def _rebuild_producer_state(self, reindex: set[int] | None = None) -> None:
-        """Load the newest producer snapshot at or below where the log is known good (the
-        first segment in ``reindex``, re-validated by recovery, else the log end), then
-        replay the batch headers after it. Segments in ``reindex`` get their
-        aborted-transaction index rebuilt on the way."""
-        reindex = reindex or set()
-        self.snapshots.delete_above(self.log_end_offset)
-        good_until = min(reindex, default=self.log_end_offset)
-        snapshot = self.snapshots.load_latest(good_until, self.producer_state)
-        start = max(self.log_start_offset, snapshot or 0)
-        for segment in self.segments[self._segment_for(start) :]:
-            index = segment.base_offset in reindex
-            for pos, header in segment.scan(segment.position_for(start)):
-                if header.last_offset < start:
-                    continue
-                batch = segment.read_bytes(pos, header.size_in_bytes) if header.is_control else None
-                self._track_producer(segment, header, batch, index)
-
-    def _track_producer(
-        self,
-        segment: LogSegment,
-        header: RecordBatchHeader,
-        batch: bytes | memoryview | None,
-        index: bool,
-    ) -> None:
-        """Apply one appended batch to the producer state; an abort marker's transaction
-        goes into the aborted-transaction index of the segment holding the marker."""
-        marker = _marker_of(batch, header) if batch is not None else None
-        completed = self.producer_state.update(header, marker)
-        if index and completed is not None and completed.is_aborted:
-            segment.txn_index.append(
-                AbortedTxn(
-                    completed.producer_id,
-                    completed.first_offset,
-                    completed.last_offset,
-                    self.producer_state.last_stable_offset_after(completed),
-                )
-            )
 
     # ---- properties ----------------------------------------------------------------
 
@@ -226,25 +133,7 @@ class Log:
 
         Only a coordinator (``origin``) may write control batches: transaction markers,
         checked against the producer's and the coordinator's epochs."""
-        try:
-            header = validate_produced(records)
-            codec = self.config.compression
-            if codec is not None and codec != header.compression and not header.is_control:
-                records = recompress(records, codec)  # the topic's compression.type
-                header = parse_header(records, 0)
-        except MoreThanOneBatchError as exc:
-            raise InvalidRecordError(str(exc)) from exc
-        except InvalidBatchError as exc:
-            raise CorruptRecordError(str(exc)) from exc
-        if header.size_in_bytes > self.config.max_message_bytes:
-            raise RecordTooLargeError(
-                f"batch of {header.size_in_bytes} bytes exceeds max.message.bytes "
-                f"({self.config.max_message_bytes})"
-            )
-        if header.is_control:
-            self._check_control_batch(records, 0, header, origin)
-        elif self.config.compact:
-            _check_keys(records)
+        records, header = validate_leader_batch(records, self.config, self.producer_state, origin)
         duplicate = self.producer_state.check(header, origin)
         if duplicate is not None:
             return AppendInfo(
@@ -265,16 +154,6 @@ class Log:
             self.now_ms() if self.config.log_append_time else -1,
             self.log_start_offset,
         )
-
-    def _check_control_batch(
-        self, records: bytes, pos: int, header: RecordBatchHeader, origin: AppendOrigin
-    ) -> None:
-        if origin == AppendOrigin.CLIENT:
-            raise InvalidRecordError("clients may not write control batches")
-        marker = _marker_of(records, header, pos)
-        if marker is None:
-            raise InvalidRecordError("a control batch must hold one transaction marker")
-        self.producer_state.check_marker(header, marker)
 
     def append_as_follower(self, records: bytes) -> AppendInfo:
         """Batches that already carry offsets and epochs (replication, later issues)."""
@@ -303,8 +182,12 @@ class Log:
             self._maybe_roll(header.size_in_bytes)
             batch = memoryview(data)[pos : pos + header.size_in_bytes]
             self.segments[-1].append(batch, header, self.config.index_interval_bytes)
-            self._track_producer(
-                self.segments[-1], header, batch if header.is_control else None, index=True
+            track_batch(
+                self.producer_state,
+                self.segments[-1],
+                header,
+                batch if header.is_control else None,
+                index=True,
             )
             pos += header.size_in_bytes
 
@@ -327,7 +210,8 @@ class Log:
 
     # ---- reading -------------------------------------------------------------------
 
-    def _segment_for(self, offset: int) -> int:
+    def segment_index(self, offset: int) -> int:
+        """The index in ``segments`` of the segment holding ``offset``."""
         for i in range(len(self.segments) - 1, -1, -1):
             if self.segments[i].base_offset <= offset:
                 return i
@@ -344,7 +228,7 @@ class Log:
                 f"offset {start_offset} is outside [{self.log_start_offset}, {self.log_end_offset}]"
             )
         records = b""
-        index = self._segment_for(start_offset)
+        index = self.segment_index(start_offset)
         while start_offset < max_offset and not records and index < len(self.segments):
             records = self._read_segment(
                 self.segments[index], start_offset, max_bytes, max_offset, min_one_message
@@ -375,7 +259,7 @@ class Log:
         """Roughly how many bytes of batches lie in [start, end): for fetch ``min_bytes``."""
         if end_offset <= start_offset:
             return 0
-        first, last = self._segment_for(start_offset), self._segment_for(end_offset)
+        first, last = self.segment_index(start_offset), self.segment_index(end_offset)
         if first == last:
             segment = self.segments[first]
             return max(segment.position_for(end_offset) - segment.position_for(start_offset), 1)
@@ -384,7 +268,7 @@ class Log:
         return total + self.segments[last].position_for(end_offset)
 
     def batches_from(self, offset: int) -> Iterator[tuple[LogSegment, RecordBatchHeader]]:
-        for segment in self.segments[self._segment_for(offset) :]:
+        for segment in self.segments[self.segment_index(offset) :]:
             for _, header in segment.scan(0):
                 if header.last_offset >= offset:
                     yield segment, header
@@ -422,7 +306,7 @@ class Log:
         ``end_offset`` when it was written: every transaction with records below
         ``end_offset`` had ended by then, so later entries cannot overlap (Kafka's rule)."""
         found: list[AbortedTxn] = []
-        for segment in self.segments[self._segment_for(start_offset) :]:
+        for segment in self.segments[self.segment_index(start_offset) :]:
             for txn in segment.txn_index.entries:
                 if txn.last_offset >= start_offset and txn.first_offset < end_offset:
                     found.append(txn)
@@ -439,41 +323,6 @@ class Log:
                 break
         return found
 
-    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
-        """First record with a timestamp >= ``timestamp`` (records decoded only here)."""
-        for segment in self.segments:
-            if segment.max_timestamp < timestamp:
-                continue
-            for pos, header in segment.scan(0):
-                if header.max_timestamp < timestamp or header.last_offset < self.log_start_offset:
-                    continue
-                batch = segment.read_bytes(pos, header.size_in_bytes)
-                for record in decode_records(batch):
-                    if record.timestamp >= timestamp and record.offset >= self.log_start_offset:
-                        return record.offset, record.timestamp
-        return None
-
-    def max_timestamp_offset(self, max_offset: int) -> tuple[int, int] | None:
-        """The first record with the largest timestamp in the batches that start below
-        ``max_offset`` (ListOffsets -3): batch headers find the batch, then only that batch
-        is decoded."""
-        best: tuple[LogSegment, int, RecordBatchHeader] | None = None
-        for segment in self.segments:
-            for pos, header in segment.scan(0):
-                if header.last_offset < self.log_start_offset or header.is_control:
-                    continue
-                if header.base_offset >= max_offset:
-                    break
-                if best is None or header.max_timestamp > best[2].max_timestamp:
-                    best = (segment, pos, header)
-        if best is None:
-            return None
-        segment, pos, header = best
-        for record in decode_records(segment.read_bytes(pos, header.size_in_bytes)):
-            if record.timestamp == header.max_timestamp:
-                return record.offset, record.timestamp
-        return header.base_offset, header.max_timestamp  # LogAppendTime: the batch's time
-
     # ---- removing data -------------------------------------------------------------
 
     def truncate_to(self, offset: int) -> None:
@@ -488,7 +337,7 @@ class Log:
         self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
         self._forget_flushes_above(self.log_end_offset)
-        self._rebuild_producer_state()  # from the newest snapshot not above the new end
+        rebuild_producer_state(self)  # from the newest snapshot not above the new end
 
     def replace_segments(
         self, group: list[LogSegment], sizes: list[int], aborted: list[AbortedTxn]
@@ -630,31 +479,3 @@ class Log:
         for path in self.dir.iterdir():
             path.unlink()
         self.dir.rmdir()
-
-
-def _read_int(path: Path, default: int) -> int:
-    try:
-        return int(path.read_text().strip())
-    except (FileNotFoundError, ValueError):
-        return default
-
-
-def _marker_of(
-    batch: bytes | memoryview, header: RecordBatchHeader, pos: int = 0
-) -> TransactionMarker | None:
-    """The transaction marker a control batch holds; None for anything else."""
-    try:
-        return read_marker(batch, pos, header)
-    except (InvalidBatchError, ValueError):
-        return None
-
-
-def _check_keys(batch: bytes) -> None:
-    """A compacted topic keeps the latest value per key: a record without a key has no
-    place in it (Kafka: INVALID_RECORD)."""
-    try:
-        keyless = any(r.key is None for r in decode_records(batch))
-    except InvalidBatchError as exc:
-        raise CorruptRecordError(str(exc)) from exc
-    if keyless:
-        raise InvalidRecordError("Compacted topic cannot accept message without key")

@@ -20,6 +20,7 @@ from kafkalite.broker.handlers.registry import api
 from kafkalite.broker.replica_manager import ReplicaManager
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 from kafkalite.replication.partition import Partition
+from kafkalite.storage.timestamp_lookup import max_timestamp_offset, offset_for_timestamp
 
 LATEST = -1
 EARLIEST = -2
@@ -39,9 +40,9 @@ def _lookup(partition: Partition, timestamp: int, isolation: int) -> tuple[int, 
     if timestamp == LATEST:
         return bound, -1
     if timestamp == MAX_TIMESTAMP:
-        found = partition.log.max_timestamp_offset(bound)
+        found = max_timestamp_offset(partition.log, bound)
     else:
-        found = partition.log.offset_for_timestamp(timestamp)
+        found = offset_for_timestamp(partition.log, timestamp)
     if found is None or found[0] >= bound:
         return -1, -1
     return found

@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 from kafkalite.protocol.records import Record, build_batch
-from kafkalite.storage import log as log_module
-from kafkalite.storage import recovery
+from kafkalite.storage import log_loader, recovery
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.log import Log
 from kafkalite.storage.producer_snapshot import ProducerSnapshots
@@ -79,7 +78,7 @@ def test_after_a_crash_only_the_active_segment_is_recovered_and_replayed(
         replayed.append(header.base_offset)  # type: ignore[attr-defined]
         return update(self, header, marker)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(log_module, "recover_segment", spy_recover)
+    monkeypatch.setattr(log_loader, "recover_segment", spy_recover)
     monkeypatch.setattr(ProducerStateManager, "update", spy_update)
     after = Log.open(tmp_path / "t-0", LogConfig(segment_bytes=600), lambda: 0)
     active = before.segments[-1].base_offset

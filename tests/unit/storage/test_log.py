@@ -18,6 +18,7 @@ from kafkalite.storage.errors import (
     RecordTooLargeError,
 )
 from kafkalite.storage.log import Log
+from kafkalite.storage.timestamp_lookup import offset_for_timestamp
 
 pytestmark = pytest.mark.unit
 
@@ -222,8 +223,8 @@ def test_a_log_start_beyond_the_log_end_finishes_an_interrupted_full_truncation(
 def test_offset_for_timestamp_finds_the_record_inside_a_batch(tmp_path: Path) -> None:
     log = open_log(tmp_path / "t-0")
     log.append_as_leader(build_batch([Record(None, b"x", 100 + i * 10) for i in range(10)]), 0)
-    assert log.offset_for_timestamp(135) == (4, 140)
-    assert log.offset_for_timestamp(10_000) is None
+    assert offset_for_timestamp(log, 135) == (4, 140)
+    assert offset_for_timestamp(log, 10_000) is None
 
 
 def test_idempotent_retry_is_answered_with_the_original_offset(tmp_path: Path) -> None:

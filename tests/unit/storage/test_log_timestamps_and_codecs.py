@@ -12,6 +12,7 @@ from kafkalite.protocol.record_batch import iter_batches
 from kafkalite.protocol.records import Record, build_batch, decode_records, recompress
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.log import Log
+from kafkalite.storage.timestamp_lookup import max_timestamp_offset, offset_for_timestamp
 
 pytestmark = pytest.mark.unit
 
@@ -54,6 +55,6 @@ def test_time_lookups_open_compressed_batches(tmp_path: Path) -> None:
     log = open_log(tmp_path / "t-0")
     log.append_as_leader(with_timestamps(100, 300, 200, codec=Codec.ZSTD), 0)
     log.append_as_leader(with_timestamps(300, 150, codec=Codec.GZIP), 0)
-    assert log.offset_for_timestamp(250) == (1, 300)
+    assert offset_for_timestamp(log, 250) == (1, 300)
     # the first record with the largest timestamp, not its batch's last offset
-    assert log.max_timestamp_offset(log.log_end_offset) == (1, 300)
+    assert max_timestamp_offset(log, log.log_end_offset) == (1, 300)
