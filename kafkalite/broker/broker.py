@@ -33,6 +33,7 @@ from kafkalite.broker.isr_manager import IsrManager
 from kafkalite.broker.lifecycle import BrokerLifecycle
 from kafkalite.broker.log_cleaner import LogCleanerManager
 from kafkalite.broker.loop_lag import LoopLagMonitor
+from kafkalite.broker.partition_events import emit_partition_change
 from kafkalite.broker.producer_ids import ProducerIdManager
 from kafkalite.broker.raft_quorum import RaftQuorum, VoterAddress, parse_voters
 from kafkalite.broker.replica_fetcher import ReplicaFetcherManager
@@ -45,9 +46,8 @@ from kafkalite.coordinator.group.coordinator import GroupCoordinator
 from kafkalite.coordinator.transaction.coordinator import TransactionConfig, TransactionCoordinator
 from kafkalite.events import EventType
 from kafkalite.metadata.config_defs import BROKER_CONFIGS, InvalidConfigError
-from kafkalite.metadata.image import MetadataImage, PartitionRegistration
+from kafkalite.metadata.image import MetadataImage
 from kafkalite.metadata.records import (
-    RECOVERING,
     ConfigRecord,
     FenceBrokerRecord,
     MetadataRecord,
@@ -339,7 +339,9 @@ class Broker:
                         topic.name, record.partition, after, topic.topic_id
                     )
                 if isinstance(record, PartitionChangeRecord) and before is not None:
-                    self._emit_partition_change(topic.name, record, before, after)
+                    emit_partition_change(
+                        self.events.emit, self.broker_id, topic.name, record, before, after
+                    )
                 self.fetchers.schedule_sync()
             case TopicRecord():
                 self.events.emit(
@@ -372,72 +374,6 @@ class Broker:
             name=record.name,
             value=record.value,
         )
-
-    def _emit_partition_change(
-        self,
-        topic: str,
-        record: PartitionChangeRecord,
-        before: PartitionRegistration,
-        after: PartitionRegistration,
-    ) -> None:
-        """What a partition change means, reported by its (new) leader: ISR changes, an
-        unclean election, a reassignment starting or ending."""
-        if after.leader != self.broker_id:
-            return
-        partition = record.partition
-        self._emit_isr_change(topic, partition, before.isr, after.isr)
-        if record.leader_recovery_state == RECOVERING:
-            self.events.emit(
-                EventType.UNCLEAN_LEADER_ELECTED,
-                topic=topic,
-                partition=partition,
-                leader=self.broker_id,
-                leader_epoch=after.leader_epoch,
-                previous_isr=list(before.isr),
-            )
-        if after.is_reassigning and (
-            not before.is_reassigning or after.target_replicas != before.target_replicas
-        ):
-            self.events.emit(
-                EventType.REASSIGNMENT_STARTED,
-                topic=topic,
-                partition=partition,
-                target=list(after.target_replicas),
-                adding=list(after.adding_replicas),
-                removing=list(after.removing_replicas),
-            )
-        elif before.is_reassigning and not after.is_reassigning:
-            self.events.emit(
-                EventType.REASSIGNMENT_COMPLETED,
-                topic=topic,
-                partition=partition,
-                replicas=list(after.replicas),
-                removed=sorted(set(before.replicas) - set(after.replicas)),
-                cancelled=set(after.replicas) != set(before.target_replicas),
-            )
-
-    def _emit_isr_change(
-        self, topic: str, partition: int, before: tuple[int, ...], after: tuple[int, ...]
-    ) -> None:
-        """ISR changes, reported by the partition's leader (the one that proposed them)."""
-        removed = sorted(set(before) - set(after))
-        added = sorted(set(after) - set(before))
-        if removed:
-            self.events.emit(
-                EventType.ISR_SHRUNK,
-                topic=topic,
-                partition=partition,
-                removed=removed,
-                isr=list(after),
-            )
-        if added:
-            self.events.emit(
-                EventType.ISR_EXPANDED,
-                topic=topic,
-                partition=partition,
-                added=added,
-                isr=list(after),
-            )
 
     async def serve_forever(self) -> None:
         await self._stopped.wait()
