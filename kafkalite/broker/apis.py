@@ -9,32 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kafkalite.broker import handlers as h
 from kafkalite.broker.cluster_identity import ClusterIdentity
-from kafkalite.broker.handlers import (
-    AclApis,
-    ClusterApi,
-    ConfigApis,
-    ControllerApis,
-    DeleteRecordsApi,
-    FetchApi,
-    GroupApis,
-    HandlerTable,
-    LeaderEpochApi,
-    ListOffsetsApi,
-    LogDirApis,
-    MetadataApi,
-    OffsetApis,
-    ProduceApi,
-    ProducerApis,
-    QuorumApis,
-    ReassignmentApis,
-    TopicApis,
-    TopicPartitionsApi,
-    TransactionApis,
-    TxnOffsetCommitApi,
-    WriteTxnMarkersApi,
-    handler_tables,
-)
 
 if TYPE_CHECKING:
     from kafkalite.broker.broker import Broker, BrokerConfig
@@ -53,7 +29,7 @@ def static_configs(config: BrokerConfig) -> dict[str, str]:
     return {**config.overrides, **identity}
 
 
-def broker_handlers(broker: Broker) -> tuple[HandlerTable, HandlerTable]:
+def broker_handlers(broker: Broker) -> tuple[h.HandlerTable, h.HandlerTable]:
     """The client and controller listeners' handler tables of ``broker``."""
     image = broker.image
     replicas = broker.replica_manager
@@ -65,28 +41,28 @@ def broker_handlers(broker: Broker) -> tuple[HandlerTable, HandlerTable]:
     cluster = ClusterIdentity(
         broker.cluster_id, broker.broker_id, image, lambda: broker.quorum.view
     )
-    return handler_tables(
+    return h.handler_tables(
         [
-            AclApis(),
-            ClusterApi(cluster),
-            ConfigApis(broker.broker_id, image, static_configs(broker.config), controller),
-            ControllerApis(controller.service),
-            DeleteRecordsApi(replicas),
-            FetchApi(replicas, image),
-            GroupApis(groups, image, broker.group_offsets, broker.txn_state_topic),
-            LeaderEpochApi(replicas),
-            ListOffsetsApi(replicas),
-            LogDirApis(replicas, broker.config.data_dir / "logs"),
-            MetadataApi(cluster, controller),
-            OffsetApis(groups, image, emit, now_ms),
-            ProduceApi(replicas),
-            ProducerApis(transactions, broker.producer_ids.next_id, replicas, emit),
-            QuorumApis(broker.quorum, broker.voters),
-            ReassignmentApis(controller, image),
-            TopicApis(controller, image),
-            TopicPartitionsApi(image),
-            TransactionApis(transactions, image, broker.group_offsets, now_ms),
-            TxnOffsetCommitApi(groups, now_ms),
-            WriteTxnMarkersApi(replicas, groups, now_ms),
+            h.AclApis(),
+            h.ClusterApi(cluster),
+            h.ConfigApis(broker.broker_id, image, static_configs(broker.config), controller),
+            h.ControllerApis(controller.service),
+            h.DeleteRecordsApi(replicas),
+            h.FetchApi(replicas, image),
+            h.GroupApis(groups, image, broker.group_offsets, broker.txn_state_topic),
+            h.LeaderEpochApi(replicas),
+            h.ListOffsetsApi(replicas),
+            h.LogDirApis(replicas, broker.config.data_dir / "logs"),
+            h.MetadataApi(cluster, controller),
+            h.OffsetApis(groups, image, emit, now_ms),
+            h.ProduceApi(replicas),
+            h.ProducerApis(transactions, broker.producer_ids.next_id, replicas, emit),
+            h.QuorumApis(broker.quorum, broker.voters),
+            h.ReassignmentApis(controller, image),
+            h.TopicApis(controller, image),
+            h.TopicPartitionsApi(image),
+            h.TransactionApis(transactions, image, broker.group_offsets, now_ms),
+            h.TxnOffsetCommitApi(groups, now_ms),
+            h.WriteTxnMarkersApi(replicas, groups, now_ms),
         ]
     )

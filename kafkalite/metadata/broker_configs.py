@@ -11,13 +11,8 @@ from __future__ import annotations
 from kafkalite.metadata.config_def import ConfigDef, ConfigType
 from kafkalite.metadata.topic_configs import COMPRESSION_TYPES
 
-_B, _I, _L, _S, _D = (
-    ConfigType.BOOLEAN,
-    ConfigType.INT,
-    ConfigType.LONG,
-    ConfigType.STRING,
-    ConfigType.DOUBLE,
-)
+_B, _I, _L, _S = ConfigType.BOOLEAN, ConfigType.INT, ConfigType.LONG, ConfigType.STRING
+_D = ConfigType.DOUBLE
 
 APPLIED_BROKER_CONFIGS: dict[str, ConfigDef] = {
     d.name: d

@@ -11,13 +11,8 @@ from kafkalite.metadata.config_def import ConfigDef, ConfigType
 
 COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
 
-_B, _I, _L, _S, _D = (
-    ConfigType.BOOLEAN,
-    ConfigType.INT,
-    ConfigType.LONG,
-    ConfigType.STRING,
-    ConfigType.DOUBLE,
-)
+_B, _I, _L, _S = ConfigType.BOOLEAN, ConfigType.INT, ConfigType.LONG, ConfigType.STRING
+_D = ConfigType.DOUBLE
 
 APPLIED_TOPIC_CONFIGS: dict[str, ConfigDef] = {
     d.name: d
