@@ -2,6 +2,13 @@
 
 What Metadata and DescribeCluster tell clients about the cluster as a whole, kept in one
 place so that both answer alike.
+
+Admin clients send controller requests (CreateTopics, DeleteTopics, the config changes...)
+to the broker named ``controller_id``, and do not look elsewhere if it cannot be reached
+(kafka-python's admin client fails with ECONNREFUSED). So the name must be a broker that
+serves: the active controller (the quorum leader) while it is live, else a live broker,
+which forwards those requests to the controller once there is one (Kafka's KRaft
+brokers name a live broker too: clients never reach a KRaft controller directly).
 """
 
 from __future__ import annotations
@@ -21,5 +28,18 @@ class ClusterIdentity:
     quorum_view: Callable[[], QuorumView]
 
     def controller_id(self) -> int:
-        """The active controller (the quorum leader); -1 during an election."""
-        return self.quorum_view().leader_id
+        """The quorum leader while this broker is in contact with it and it is a live
+        (registered, unfenced) broker; otherwise this broker if it is live, else the
+        first live broker, else this broker (it serves, whatever the image says)."""
+        return controller_for_clients(
+            self.quorum_view(), self.image.live_broker_ids(), self.broker_id
+        )
+
+
+def controller_for_clients(view: QuorumView, live: set[int], serving: int) -> int:
+    """The broker to name as the controller (see the module docstring)."""
+    if view.leader_reachable and view.leader_id in live:
+        return view.leader_id
+    if serving in live or not live:
+        return serving
+    return min(live)

@@ -95,6 +95,10 @@ class QuorumView:
     is_active: bool = False
     info: QuorumInfo | None = None
     """DescribeQuorum's view (leader only), with wall-clock timestamps."""
+    leader_reachable: bool = False
+    """This voter leads, or its last request to the leader was answered: a leader that
+    was killed or paused is known unreachable at once, before the quorum elects another
+    (which takes ``fetch.timeout.ms`` and an election)."""
 
 
 class RaftQuorum:
@@ -147,6 +151,8 @@ class RaftQuorum:
         self._seen: tuple[Role, int] = (self.node.role, self.node.epoch)
         self._active = False
         self._fetched_in_epoch = -1
+        self._unreachable: set[int] = set()
+        """Voters whose last request from here failed (no connection, no answer)."""
         self.applied_end_offset = 0
         """Everything below this offset has been handed to the listeners."""
         self.view = QuorumView()
@@ -323,7 +329,11 @@ class RaftQuorum:
         try:
             response = await peer.request(body, timeout, envelope.correlation_id)
         except PeerUnavailableError:
+            if envelope.destination not in self._unreachable:
+                self._unreachable.add(envelope.destination)
+                self.wake()  # the view says so at once
             return  # the node resends after request_timeout_ms
+        self._unreachable.discard(envelope.destination)
         self._deliver(
             m.Envelope(
                 envelope.destination, self.node_id, envelope.correlation_id, wire.decode(response)
@@ -353,6 +363,8 @@ class RaftQuorum:
             self.applied_end_offset,
             self._active,
             self.describe(),
+            self.leader_id == self.node_id
+            or (self.leader_id >= 0 and self.leader_id not in self._unreachable),
         )
         waiting = []
         for offset, future in self._commit_waiters:

@@ -1,0 +1,45 @@
+"""Which broker Metadata and DescribeCluster name as the controller.
+
+Admin clients send CreateTopics and the like to that broker and nowhere else, so it must
+be one that serves: the quorum leader while it is live and this broker is in contact with
+it; else a live broker, which forwards to the controller (as KRaft brokers do).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kafkalite.broker.cluster_identity import controller_for_clients
+from kafkalite.broker.raft_quorum import QuorumView
+
+pytestmark = pytest.mark.unit
+
+
+def view(leader: int, reachable: bool) -> QuorumView:
+    return QuorumView(leader_id=leader, leader_reachable=reachable)
+
+
+def test_a_live_leader_in_contact_is_named() -> None:
+    assert controller_for_clients(view(1, True), {1, 2, 3}, serving=2) == 1
+
+
+def test_a_leader_that_stopped_answering_is_not_named_before_it_is_fenced() -> None:
+    """Killed: still unfenced (no controller has fenced it yet), but its connection is
+    refused; the broker answering is named instead, and forwards."""
+    assert controller_for_clients(view(1, False), {1, 2, 3}, serving=2) == 2
+
+
+def test_a_fenced_leader_is_not_named() -> None:
+    assert controller_for_clients(view(1, True), {2, 3}, serving=3) == 3
+
+
+def test_during_an_election_a_live_broker_is_named_not_minus_one() -> None:
+    assert controller_for_clients(view(-1, False), {1, 2, 3}, serving=3) == 3
+
+
+def test_a_fenced_broker_answering_names_a_live_one() -> None:
+    assert controller_for_clients(view(-1, False), {1, 3}, serving=2) == 1
+
+
+def test_with_no_live_broker_the_answering_broker_is_named() -> None:
+    assert controller_for_clients(view(-1, False), set(), serving=2) == 2
