@@ -8,7 +8,9 @@ to the broker named ``controller_id``, and do not look elsewhere if it cannot be
 (kafka-python's admin client fails with ECONNREFUSED). So the name must be a broker that
 serves: the active controller (the quorum leader) while it is live, else a live broker,
 which forwards those requests to the controller once there is one (Kafka's KRaft
-brokers name a live broker too: clients never reach a KRaft controller directly).
+brokers name a live broker too: clients never reach a KRaft controller directly). For
+the same reason a quorum leader this broker cannot reach is not listed among the brokers
+until a new controller has fenced it: a client would pick it for its next request.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kafkalite.broker.raft_quorum import QuorumView
-from kafkalite.metadata.image import MetadataImage
+from kafkalite.metadata.image import BrokerRegistration, MetadataImage
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +36,20 @@ class ClusterIdentity:
         return controller_for_clients(
             self.quorum_view(), self.image.live_broker_ids(), self.broker_id
         )
+
+    def brokers_for_clients(self) -> list[BrokerRegistration]:
+        """The brokers Metadata and DescribeCluster list (see
+        ``MetadataImage.brokers_for_clients``), without a quorum leader this broker has
+        just found unreachable: it stays registered and unfenced until a new controller
+        fences it, and meanwhile a client would pick it for its next request and fail
+        (kafka-python's admin client does not try another broker)."""
+        view = self.quorum_view()
+        gone = view.leader_id if view.leader_id >= 0 and not view.leader_reachable else None
+        return [
+            b
+            for b in self.image.brokers_for_clients(self.broker_id)
+            if b.broker_id != gone or b.broker_id == self.broker_id
+        ]
 
 
 def controller_for_clients(view: QuorumView, live: set[int], serving: int) -> int:

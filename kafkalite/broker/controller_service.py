@@ -46,6 +46,9 @@ STALL_TOLERANCE_MS = 100
 PROPAGATION_TIMEOUT_S = 5.0
 """How long an admin change without a timeout of its own (configs; librdkafka's default
 ``operation_timeout`` of 0) waits for every live broker to replay it."""
+SHUTDOWN_PROPAGATION_TIMEOUT_S = 0.8
+"""How long a controlled shutdown waits for the live brokers to replay the fencing
+(within the 1.5 s the stopping broker allows the whole step)."""
 
 
 class ControllerService:
@@ -194,11 +197,17 @@ class ControllerService:
         self.heartbeats.touch(broker_id, self.now_ms(), metadata_offset)
         self._heard.set()
         self._heard = asyncio.Event()
-        return await self._run(
+        reply, offset = await self._commit(
             lambda: self.controller.heartbeat(
                 broker_id, broker_epoch, metadata_offset, want_fence, want_shut_down
             )
         )
+        if want_shut_down and offset >= 0:
+            # a controlled shutdown ends once the live brokers know this one is fenced:
+            # until they do, their Metadata lists it, and a client that picks it for its
+            # next request right after it stopped fails (kafka-python: ECONNREFUSED)
+            await self._propagated(offset, SHUTDOWN_PROPAGATION_TIMEOUT_S)
+        return reply
 
     async def allocate_producer_ids(self, broker_id: int, broker_epoch: int) -> int:
         return await self._run(

@@ -129,7 +129,8 @@ class BrokerLifecycle:
 
     async def shut_down(self) -> None:
         """Controlled shutdown: ask the controller to move this broker's leaderships and
-        ISR places to others (``want_shut_down``) and wait for it to be committed."""
+        ISR places to others (``want_shut_down``) and wait for it to be committed (and,
+        within a bound, replayed by the other brokers, so that none lists this one)."""
         with contextlib.suppress(NotControllerError, ControllerRequestError):
             await self._controller.heartbeat(
                 self.broker_id,

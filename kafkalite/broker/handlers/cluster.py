@@ -32,7 +32,7 @@ class ClusterApi:
                 s.DescribeClusterBroker(
                     broker_id=b.broker_id, host=b.host, port=b.port, rack=b.rack
                 )
-                for b in self._cluster.image.brokers_for_clients(self._cluster.broker_id)
+                for b in self._cluster.brokers_for_clients()
             ),
             cluster_authorized_operations=-2147483648,
         )

@@ -110,7 +110,7 @@ class MetadataApi:
         s = ctx.schema
         brokers = tuple(
             s.MetadataResponseBroker(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
-            for b in image.brokers_for_clients(self._cluster.broker_id)
+            for b in self._cluster.brokers_for_clients()
         )
         return s.MetadataResponse(
             error_code=ErrorCode.none,

@@ -1,16 +1,19 @@
-"""Which broker Metadata and DescribeCluster name as the controller.
+"""Which broker Metadata and DescribeCluster name as the controller, and which they list.
 
 Admin clients send CreateTopics and the like to that broker and nowhere else, so it must
 be one that serves: the quorum leader while it is live and this broker is in contact with
-it; else a live broker, which forwards to the controller (as KRaft brokers do).
+it; else a live broker, which forwards to the controller (as KRaft brokers do). A leader
+this broker cannot reach is not listed either, until it is fenced.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from kafkalite.broker.cluster_identity import controller_for_clients
+from kafkalite.broker.cluster_identity import ClusterIdentity, controller_for_clients
 from kafkalite.broker.raft_quorum import QuorumView
+from kafkalite.metadata.image import MetadataImage
+from kafkalite.metadata.records import RegisterBrokerRecord, UnfenceBrokerRecord
 
 pytestmark = pytest.mark.unit
 
@@ -43,3 +46,23 @@ def test_a_fenced_broker_answering_names_a_live_one() -> None:
 
 def test_with_no_live_broker_the_answering_broker_is_named() -> None:
     assert controller_for_clients(view(-1, False), set(), serving=2) == 2
+
+
+def three_live_brokers() -> MetadataImage:
+    image = MetadataImage()
+    for b in (1, 2, 3):
+        image.replay(RegisterBrokerRecord(b, "127.0.0.1", 9090 + b, None, f"i{b}", 5), b)
+        image.replay(UnfenceBrokerRecord(b, 5), 10 + b)
+    return image
+
+
+def test_an_unreachable_leader_is_neither_named_nor_listed_by_the_others() -> None:
+    image = three_live_brokers()
+    survivor = ClusterIdentity("c", 2, image, lambda: view(1, False))
+    assert survivor.controller_id() == 2
+    assert [b.broker_id for b in survivor.brokers_for_clients()] == [2, 3]
+    follower = ClusterIdentity("c", 2, image, lambda: view(1, True))
+    assert follower.controller_id() == 1
+    assert [b.broker_id for b in follower.brokers_for_clients()] == [1, 2, 3]
+    electing = ClusterIdentity("c", 2, image, lambda: view(-1, False))
+    assert [b.broker_id for b in electing.brokers_for_clients()] == [1, 2, 3]
