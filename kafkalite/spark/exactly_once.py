@@ -2,41 +2,34 @@
 transaction that also records the batch id, so a replayed batch is recognised.
 
 Spark replays a micro-batch after a crash with the same input offsets, so task ``p`` of
-batch ``b`` writes the same rows every time it runs. The task:
-
-1. opens a transactional producer whose ``transactional.id`` is derived from the query id
-   (kept in the checkpoint, so it survives restarts) and the task's partition:
-   ``kafkalite-spark-<query id>-<partition>``. ``init_transactions`` fences any older
-   instance with that id (a zombie task from before the crash) and ends the transaction
-   it left open;
-2. asks which batch this task last committed: the offset the group named like the
-   transactional id committed on ``(first topic written, partition 0)`` is ``b + 1``
-   after batch ``b``. If it is past ``b``, this batch's rows are already in the topic:
-   nothing is written again;
-3. otherwise sends the rows and commits that offset *in the same transaction*
-   (``send_offsets_to_transaction``, Kafka's consume-transform-produce mechanism), then
-   commits: the rows and the record of the batch become visible together, or not at all.
+batch ``b`` writes the same rows every time it runs. It writes them with a producer whose
+``transactional.id`` is derived from the query id (kept in the checkpoint, so it survives
+restarts) and the task's partition: ``kafkalite-spark-<query id>-<partition>``, together
+with the record of the batch, in one transaction; a replay finds that record and writes
+nothing (:mod:`kafkalite.spark.exactly_once_task` has the steps).
 
 A read_committed consumer of the output therefore sees each task's rows exactly once.
 The batch as a whole is not atomic: its tasks commit one by one, so a reader can see
 part of a batch before the rest (never a part twice).
+
+This module is what Spark pickles and runs on the driver side too (``commit`` and
+``abort`` run in a Python process of their own, for every micro-batch): it imports no
+Kafka client, and the task's module only in ``write``.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from pyspark.sql.datasource import DataSourceStreamWriter, WriterCommitMessage
 
 from kafkalite.spark.options import SinkOptions
-from kafkalite.spark.producing import make_producer, send_all
 from kafkalite.spark.sink import SinkCommitMessage, log, summarise
-from kafkalite.spark.sink_rows import KafkaRecord, to_record
+from kafkalite.spark.sink_rows import to_record
 
-MAX_ATTEMPTS = 5
+if TYPE_CHECKING:
+    from kafkalite.spark.sink_rows import KafkaRecord
 
 
 def transactional_id(query_id: str, partition: int) -> str:
@@ -57,80 +50,6 @@ def already_written(next_batch: int, batch_id: int) -> bool:
     return next_batch > batch_id
 
 
-class ExactlyOnceTask:
-    """One task's transactional write of one micro-batch."""
-
-    def __init__(self, options: SinkOptions, query_id: str, batch_id: int, partition: int) -> None:
-        self.options = options
-        self.batch_id = batch_id
-        self.partition = partition
-        self.transactional_id = transactional_id(query_id, partition)
-        self.timeout_s = options.connection.timeout_ms / 1000
-
-    def run(self, records: list[KafkaRecord]) -> SinkCommitMessage:
-        if not records:
-            return SinkCommitMessage(self.partition, 0)
-        conn = self.options.connection
-        producer = make_producer(conn, **{"transactional.id": self.transactional_id})
-        self._retry(lambda: producer.init_transactions(self.timeout_s))
-        group = Consumer(
-            conn.client_config(
-                **{
-                    "group.id": self.transactional_id,
-                    "isolation.level": "read_committed",
-                    "enable.auto.commit": False,
-                }
-            )
-        )
-        try:
-            marker = TopicPartition(batch_marker(records), 0)
-            committed = self._retry(lambda: group.committed([marker], timeout=self.timeout_s))
-            if already_written(committed[0].offset, self.batch_id):
-                return SinkCommitMessage(self.partition, 0, replayed=True)
-            marker.offset = self.batch_id + 1
-            self._transaction(producer, records, marker, group.consumer_group_metadata())
-            return SinkCommitMessage(self.partition, len(records))
-        finally:
-            group.close()
-
-    def _transaction(
-        self, producer: Any, records: list[KafkaRecord], marker: TopicPartition, metadata: Any
-    ) -> None:
-        for attempt in range(1, MAX_ATTEMPTS + 1):
-            producer.begin_transaction()
-            errors: list[str] = []
-            try:
-                send_all(producer, records, errors)
-                producer.send_offsets_to_transaction([marker], metadata, self.timeout_s)
-                self._retry(lambda: producer.commit_transaction(self.timeout_s))
-                return
-            except KafkaException as exc:
-                error: KafkaError = exc.args[0]
-                if not error.txn_requires_abort() or attempt == MAX_ATTEMPTS:
-                    raise
-                log.warning(
-                    "kafkalite sink: %s batch %d: transaction aborted (%s), attempt %d",
-                    self.transactional_id,
-                    self.batch_id,
-                    error.str(),
-                    attempt,
-                )
-                self._retry(lambda: producer.abort_transaction(self.timeout_s))
-
-    def _retry(self, call: Any) -> Any:
-        """Call again while librdkafka says the error is retriable (a coordinator or
-        leader moving), up to the time bound; any other error fails the task."""
-        deadline = time.monotonic() + self.timeout_s
-        while True:
-            try:
-                return call()
-            except KafkaException as exc:
-                error: KafkaError = exc.args[0]
-                if not error.retriable() or time.monotonic() >= deadline:
-                    raise
-                time.sleep(0.1)
-
-
 def task_identity() -> tuple[str, int, int]:
     """(query id, batch id, partition) of the running task, from the local properties
     Spark's micro-batch execution sets for every job it runs."""
@@ -149,6 +68,8 @@ class ExactlyOnceStreamWriter(DataSourceStreamWriter):
         self.options = options
 
     def write(self, iterator: Iterator[Any]) -> SinkCommitMessage:
+        from kafkalite.spark.exactly_once_task import ExactlyOnceTask  # noqa: PLC0415 (executors)
+
         query_id, batch_id, partition = task_identity()
         # kept in memory: an aborted transaction is retried with the same rows
         records = [to_record(row, self.options.topic) for row in iterator]

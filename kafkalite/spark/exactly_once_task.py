@@ -1,0 +1,146 @@
+"""One task of the exactly-once sink: its rows and its batch record in one Kafka transaction.
+
+Runs in a Spark Python worker (the writer in :mod:`kafkalite.spark.exactly_once` imports
+it there, so the processes that only plan or commit a query never load librdkafka). The
+task:
+
+1. takes the transactional clients this worker kept for its transactional id, or makes
+   them: a producer whose ``init_transactions`` fences any older instance with that id
+   (a zombie task from before a crash) and ends the transaction it left open, and a
+   consumer of the group named like the id (:mod:`kafkalite.spark.transactional_clients`);
+2. asks which batch this id last committed: the offset that group committed on
+   ``(first topic written, partition 0)`` is ``b + 1`` after batch ``b``. If it is past
+   this batch, the rows are already in the topic: nothing is written again;
+3. otherwise sends the rows and commits that offset *in the same transaction*
+   (``send_offsets_to_transaction``, Kafka's consume-transform-produce mechanism), then
+   commits: the rows and the record of the batch become visible together, or not at all.
+
+Kept clients found fenced (another worker ran this id since) are dropped and the task
+runs again from step 1 with new ones, so step 2 always reads what the newest producer of
+the id committed.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
+from kafkalite.spark.exactly_once import already_written, batch_marker, transactional_id
+from kafkalite.spark.options import SinkOptions
+from kafkalite.spark.producing import make_producer, send_all
+from kafkalite.spark.sink import SinkCommitMessage, log
+from kafkalite.spark.sink_rows import KafkaRecord
+from kafkalite.spark.transactional_clients import CACHE, TransactionalClients
+
+MAX_ATTEMPTS = 5
+
+
+class ExactlyOnceTask:
+    """One task's transactional write of one micro-batch."""
+
+    def __init__(self, options: SinkOptions, query_id: str, batch_id: int, partition: int) -> None:
+        self.options = options
+        self.batch_id = batch_id
+        self.partition = partition
+        self.transactional_id = transactional_id(query_id, partition)
+        self.timeout_s = options.connection.timeout_ms / 1000
+
+    def run(self, records: list[KafkaRecord]) -> SinkCommitMessage:
+        if not records:
+            return SinkCommitMessage(self.partition, 0)
+        kept = CACHE.take(self.transactional_id)
+        if kept is not None:
+            try:
+                return self._run_with(kept, records)
+            except KafkaException as exc:
+                error: KafkaError = exc.args[0]
+                # produce() reports it as _FATAL, the transactional calls as fatal()
+                if not (error.fatal() or error.code() == KafkaError._FATAL):
+                    raise
+                log.info(
+                    "kafkalite sink: %s batch %d: the kept producer is fenced (%s): new one",
+                    self.transactional_id,
+                    self.batch_id,
+                    error.str(),
+                )
+        return self._run_with(self._new_clients(), records)
+
+    def _new_clients(self) -> TransactionalClients:
+        conn = self.options.connection
+        producer = make_producer(conn, **{"transactional.id": self.transactional_id})
+        self._retry(lambda: producer.init_transactions(self.timeout_s))
+        group = Consumer(
+            conn.client_config(
+                **{
+                    "group.id": self.transactional_id,
+                    "isolation.level": "read_committed",
+                    "enable.auto.commit": False,
+                }
+            )
+        )
+        return TransactionalClients(self.transactional_id, producer, group)
+
+    def _run_with(
+        self, clients: TransactionalClients, records: list[KafkaRecord]
+    ) -> SinkCommitMessage:
+        """Steps 2 and 3; the clients are kept for the next task only if this one ends
+        cleanly, and dropped otherwise."""
+        try:
+            message = self._write(clients, records)
+        except BaseException:
+            clients.close()
+            raise
+        CACHE.keep(clients)
+        return message
+
+    def _write(
+        self, clients: TransactionalClients, records: list[KafkaRecord]
+    ) -> SinkCommitMessage:
+        marker = TopicPartition(batch_marker(records), 0)
+        committed = self._retry(lambda: clients.group.committed([marker], timeout=self.timeout_s))
+        if already_written(committed[0].offset, self.batch_id):
+            return SinkCommitMessage(self.partition, 0, replayed=True)
+        marker.offset = self.batch_id + 1
+        self._transaction(
+            clients.producer, records, marker, clients.group.consumer_group_metadata()
+        )
+        return SinkCommitMessage(self.partition, len(records))
+
+    def _transaction(
+        self, producer: Any, records: list[KafkaRecord], marker: TopicPartition, metadata: Any
+    ) -> None:
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            producer.begin_transaction()
+            errors: list[str] = []
+            try:
+                send_all(producer, records, errors)
+                producer.send_offsets_to_transaction([marker], metadata, self.timeout_s)
+                self._retry(lambda: producer.commit_transaction(self.timeout_s))
+                return
+            except KafkaException as exc:
+                error: KafkaError = exc.args[0]
+                if not error.txn_requires_abort() or attempt == MAX_ATTEMPTS:
+                    raise
+                log.warning(
+                    "kafkalite sink: %s batch %d: transaction aborted (%s), attempt %d",
+                    self.transactional_id,
+                    self.batch_id,
+                    error.str(),
+                    attempt,
+                )
+                self._retry(lambda: producer.abort_transaction(self.timeout_s))
+
+    def _retry(self, call: Any) -> Any:
+        """Call again while librdkafka says the error is retriable (a coordinator or
+        leader moving), up to the time bound; any other error fails the task."""
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            try:
+                return call()
+            except KafkaException as exc:
+                error: KafkaError = exc.args[0]
+                if not error.retriable() or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.1)
