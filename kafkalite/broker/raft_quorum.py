@@ -26,7 +26,7 @@ from pathlib import Path
 
 from kafkalite.events import EventSink, EventType
 from kafkalite.metadata.records import MetadataRecord, decode_batch, encode_batch
-from kafkalite.network.client import PeerConnection, PeerUnavailableError
+from kafkalite.network.client import PeerConnection, PeerTimeoutError, PeerUnavailableError
 from kafkalite.raft import messages as m
 from kafkalite.raft import wire
 from kafkalite.raft.clock import ResponsiveClock
@@ -96,9 +96,10 @@ class QuorumView:
     info: QuorumInfo | None = None
     """DescribeQuorum's view (leader only), with wall-clock timestamps."""
     leader_reachable: bool = False
-    """This voter leads, or its last request to the leader was answered: a leader that
-    was killed or paused is known unreachable at once, before the quorum elects another
-    (which takes ``fetch.timeout.ms`` and an election)."""
+    """This voter leads, or its last request to the leader did not find the connection
+    refused or reset: a leader that was killed or stopped is known unreachable at once,
+    before the quorum elects another (which takes ``fetch.timeout.ms`` and an election).
+    A leader that is merely slow to answer (busy, paused) counts as reachable."""
 
 
 class RaftQuorum:
@@ -152,7 +153,7 @@ class RaftQuorum:
         self._active = False
         self._fetched_in_epoch = -1
         self._unreachable: set[int] = set()
-        """Voters whose last request from here failed (no connection, no answer)."""
+        """Voters whose last request from here found nothing listening (refused, reset)."""
         self.applied_end_offset = 0
         """Everything below this offset has been handed to the listeners."""
         self.view = QuorumView()
@@ -328,7 +329,10 @@ class RaftQuorum:
         timeout = 2 * self.config.request_timeout_ms / 1000
         try:
             response = await peer.request(body, timeout, envelope.correlation_id)
+        except PeerTimeoutError:
+            return  # busy or paused, perhaps, not gone; the node resends after request_timeout_ms
         except PeerUnavailableError:
+            # nothing listens there (refused, reset): a killed or stopped voter
             if envelope.destination not in self._unreachable:
                 self._unreachable.add(envelope.destination)
                 self.wake()  # the view says so at once

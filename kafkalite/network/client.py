@@ -26,6 +26,11 @@ class PeerUnavailableError(ConnectionError):
     """The peer could not be reached, or did not answer in time."""
 
 
+class PeerTimeoutError(PeerUnavailableError):
+    """The peer did not answer (or accept the connection) in time: it may be busy, paused
+    or cut off, where a refused or reset connection says that nothing listens there."""
+
+
 class PeerConnection:
     """A lazily (re)opened connection to ``host:port``. Owned by one event loop."""
 
@@ -73,7 +78,7 @@ class PeerConnection:
             async with asyncio.timeout(timeout_s):
                 await asyncio.shield(future)
         except TimeoutError:
-            raise PeerUnavailableError(f"{self.address} did not answer in {timeout_s}s") from None
+            raise PeerTimeoutError(f"{self.address} did not answer in {timeout_s}s") from None
         except (ConnectionError, OSError) as exc:
             self._disconnect(exc)
             raise PeerUnavailableError(f"{self.address}: {exc}") from exc
@@ -88,7 +93,9 @@ class PeerConnection:
             try:
                 async with asyncio.timeout(self.connect_timeout_s):
                     reader, writer = await asyncio.open_connection(self.host, self.port)
-            except (TimeoutError, OSError) as exc:
+            except TimeoutError as exc:
+                raise PeerTimeoutError(f"cannot connect to {self.address}: {exc}") from None
+            except OSError as exc:
                 raise PeerUnavailableError(f"cannot connect to {self.address}: {exc}") from None
             self._writer = writer
             self._reader_task = asyncio.create_task(self._read(reader, writer))
