@@ -5,9 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import multiprocessing
+import os
+import signal
 import time
 import urllib.request
+import uuid
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +26,7 @@ from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
 
 from kafkalite.cluster import Cluster
+from tests.support.waiting import wait_for
 
 # Never beside the chaos tests, which starve everything else of CPU.
 pytestmark = [pytest.mark.interop, pytest.mark.slow, pytest.mark.xdist_group("heavy")]
@@ -31,6 +38,7 @@ GROUP_CONFIG = {
     "enable.auto.commit": False,
     "auto.offset.reset": "earliest",
 }
+CLIENTS = ["kafka-python", "librdkafka"]
 
 
 def _create(bootstrap: str, topic: str, partitions: int) -> None:
@@ -39,37 +47,80 @@ def _create(bootstrap: str, topic: str, partitions: int) -> None:
     admin.close()
 
 
-def _member_loop(bootstrap: str, topic: str, group: str, assigned: Any, stop: Any) -> None:
-    """A group member's whole life, in its own process (as applications run).
+def _poll_loop(poll: Callable[[], set[int]], assigned: Any, stop: Any, busy: Any) -> None:
+    """Poll every 100 ms and publish the assignment; when the test sets ``busy``, stop
+    polling that many seconds, as an application busy with a batch does."""
+    while not stop.is_set():
+        if busy.value > 0:
+            seconds, busy.value = busy.value, -1  # -1: busy now
+            time.sleep(seconds)
+            busy.value = 0
+        assigned.value = sum(1 << p for p in poll())
 
-    librdkafka members: with kafka-python members, a group leader starved of CPU was seen
-    to stall after JoinGroup until its session expired (a client-side stall we could not
-    pin down; see the README's limits). kafka-python's group use is covered elsewhere
-    (test_kafka_python, and the group-offsets failover test in test_replication)."""
+
+def _kafka_python_member(
+    bootstrap: str, topic: str, group: str, controls: tuple[Any, Any, Any], log_file: str
+) -> None:
+    """kafka-python logs what its coordinator does, to explain a failure."""
+    handler = logging.FileHandler(log_file)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(name)s %(message)s"))
+    for name in ("kafka.coordinator", "kafka.consumer.subscription_state"):
+        logging.getLogger(name).addHandler(handler)
+        logging.getLogger(name).setLevel(logging.DEBUG)
+    options = {k.replace(".", "_"): v for k, v in GROUP_CONFIG.items()}
+    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, **options)
+
+    def poll() -> set[int]:
+        consumer.poll(timeout_ms=100)
+        return {tp.partition for tp in consumer.assignment()}
+
+    _poll_loop(poll, *controls)
+    consumer.close()  # sends LeaveGroup
+
+
+def _librdkafka_member(
+    bootstrap: str, topic: str, group: str, controls: tuple[Any, Any, Any], log_file: str
+) -> None:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, **GROUP_CONFIG})
     consumer.subscribe([topic])
-    while not stop.is_set():
+
+    def poll() -> set[int]:
         consumer.poll(0.1)
-        assigned.value = sum(1 << tp.partition for tp in consumer.assignment())
+        return {tp.partition for tp in consumer.assignment()}
+
+    _poll_loop(poll, *controls)
     consumer.close()  # sends LeaveGroup
 
 
 class Member:
-    """One consumer process in a group. ``leave()`` closes it cleanly (LeaveGroup);
-    ``kill()`` SIGKILLs it, so the coordinator only notices by the missing heartbeats."""
+    """One consumer process in a group, polling every 100 ms, as applications run (one
+    consumer per process). ``leave()`` closes it cleanly (LeaveGroup); ``kill()`` SIGKILLs
+    it, so the coordinator only notices by the missing heartbeats; ``busy(s)`` stops its
+    polling for ``s`` seconds (its client keeps heartbeating meanwhile); ``pause()`` stops
+    the whole process (SIGSTOP) until ``resume()``."""
 
     _context = multiprocessing.get_context("spawn")
 
-    def __init__(self, bootstrap: str, topic: str, group: str) -> None:
+    def __init__(self, client: str, bootstrap: str, topic: str, group: str, logs: Path) -> None:
         self.bootstrap = bootstrap
+        self.log_file = logs / f"member-{uuid.uuid4().hex[:6]}.log"
+        self.log_file.touch()
         self._assigned = self._context.Value("q", 0)
         self._stop = self._context.Event()
+        self._busy = self._context.Value("d", 0.0)
+        loop = _kafka_python_member if client == "kafka-python" else _librdkafka_member
+        controls = (self._assigned, self._stop, self._busy)
         self.process = self._context.Process(
-            target=_member_loop,
-            args=(bootstrap, topic, group, self._assigned, self._stop),
+            target=loop,
+            args=(bootstrap, topic, group, controls, str(self.log_file)),
             daemon=True,
         )
         self.process.start()
+
+    def busy(self, seconds: float) -> None:
+        """Returns once the member has stopped polling."""
+        self._busy.value = seconds
+        wait_for(lambda: self._busy.value < 0, 10, "the member to stop polling")
 
     @property
     def assigned(self) -> set[int]:
@@ -85,6 +136,12 @@ class Member:
     def kill(self) -> None:
         self.process.kill()
         self.process.join(timeout=10)
+
+    def pause(self) -> None:
+        os.kill(self.process.pid, signal.SIGSTOP)  # type: ignore[arg-type]
+
+    def resume(self) -> None:
+        os.kill(self.process.pid, signal.SIGCONT)  # type: ignore[arg-type]
 
 
 def _group_events(bootstrap: str) -> list[dict]:
@@ -107,17 +164,24 @@ def _settle(members: list[Member], partitions: int, timeout_s: float = 40) -> No
             return
         time.sleep(0.1)
     events = _group_events(members[0].bootstrap)[-8:]
-    raise AssertionError(f"group did not settle: {[m.assigned for m in members]}; {events}")
+    logs = "\n".join(
+        f"{m.log_file.name}:\n" + "\n".join(m.log_file.read_text().splitlines()[-15:])
+        for m in members
+    )
+    raise AssertionError(f"group did not settle: {[m.assigned for m in members]}; {events}\n{logs}")
 
 
-def test_members_split_partitions_and_rebalance(bootstrap: str, topic: str) -> None:
+@pytest.mark.parametrize("client", CLIENTS)
+def test_members_split_partitions_and_rebalance(
+    client: str, bootstrap: str, topic: str, tmp_path: Path
+) -> None:
     _create(bootstrap, topic, 4)
     group = f"g-{topic}"
-    a, b = Member(bootstrap, topic, group), Member(bootstrap, topic, group)
+    a, b = (Member(client, bootstrap, topic, group, tmp_path) for _ in range(2))
     _settle([a, b], 4)
     assert len(a.assigned) == 2 and len(b.assigned) == 2
 
-    c = Member(bootstrap, topic, group)
+    c = Member(client, bootstrap, topic, group, tmp_path)  # joins: a rebalance
     _settle([a, b, c], 4)
 
     c.leave()  # LeaveGroup: the others take over its partitions
@@ -132,16 +196,67 @@ def test_members_split_partitions_and_rebalance(bootstrap: str, topic: str) -> N
     b.leave()
 
 
-def test_a_killed_member_is_expired_by_session_timeout(bootstrap: str, topic: str) -> None:
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_killed_member_is_expired_by_session_timeout(
+    client: str, bootstrap: str, topic: str, tmp_path: Path
+) -> None:
     _create(bootstrap, topic, 2)
     group = f"g-{topic}"
-    a, b = Member(bootstrap, topic, group), Member(bootstrap, topic, group)
+    a, b = (Member(client, bootstrap, topic, group, tmp_path) for _ in range(2))
     _settle([a, b], 2)
     b.kill()  # kill -9: no LeaveGroup, heartbeats just stop
     started = time.monotonic()
     _settle([a], 2)
     assert time.monotonic() - started >= 1.0, "rebalanced before the session timeout"
     a.leave()
+
+
+def test_a_kafka_python_leader_held_up_after_a_long_join_is_not_expired(
+    bootstrap: str, topic: str, tmp_path: Path
+) -> None:
+    """The kafka-python leader's "stall after JoinGroup" on a loaded machine, made to
+    happen: the rebalance waits 8 s for a busy member (session.timeout.ms 6 s,
+    max.poll.interval.ms 10 s) while the leader waits in JoinGroup, unable to heartbeat;
+    when the answer comes, the leader's process is held up (SIGSTOP, as a starved CPU
+    holds it) before it can send SyncGroup. Its session starts over with the answer, as in
+    Kafka, so it keeps its place. (It was expired at once, since its last heartbeat was
+    before the long join: the rebalance began again, and the group stalled.)"""
+    _create(bootstrap, topic, 3)
+    group = f"g-{topic}"
+    a, b = (Member("kafka-python", bootstrap, topic, group, tmp_path) for _ in range(2))
+    _settle([a, b], 3)  # a leads the group
+    b.busy(8)
+    joins = a.log_file.read_text().count("Sending JoinGroup")
+    c = Member("kafka-python", bootstrap, topic, group, tmp_path)  # a rebalance: rejoin
+    wait_for(
+        lambda: a.log_file.read_text().count("Sending JoinGroup") > joins,
+        20,
+        "the leader's rejoin",
+    )
+    time.sleep(1)  # the JoinGroup logged is on the wire by now (margin for a loaded machine)
+    a.pause()
+    try:
+        wait_for(
+            lambda: any(
+                e["type"] == "group_rebalanced" and len(e["members"]) == 3
+                for e in _group_events(bootstrap)
+                if e.get("group") == group
+            ),
+            20,
+            "the join to complete",
+        )
+        time.sleep(1)  # held up a while after the answer came (the fault itself)
+    finally:
+        a.resume()
+    _settle([a, b, c], 3)
+    removed = [
+        e
+        for e in _group_events(bootstrap)
+        if e["type"] == "group_member_removed" and e.get("group") == group
+    ]
+    assert removed == []
+    for member in (a, b, c):
+        member.leave()
 
 
 def test_committed_offsets_survive_a_broker_restart(fresh_cluster: Cluster) -> None:
