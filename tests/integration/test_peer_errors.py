@@ -1,4 +1,5 @@
-"""A peer that is gone is told apart from one that is slow, on real loopback sockets.
+"""A peer that is gone is told apart from one that is slow, on real loopback sockets
+(``network.client``; no broker runs here).
 
 The metadata quorum stops naming (and listing) a leader it finds gone - connection refused
 or reset, as after a kill - but not one that is merely slow to answer: under load that
@@ -15,7 +16,7 @@ from kio.schema.api_versions.v4.request import ApiVersionsRequest
 
 from kafkalite.network.client import PeerConnection, PeerTimeoutError, PeerUnavailableError
 
-pytestmark = [pytest.mark.unit, pytest.mark.asyncio]
+pytestmark = [pytest.mark.interop, pytest.mark.asyncio]
 
 REQUEST = ApiVersionsRequest(client_software_name="t", client_software_version="1")
 
