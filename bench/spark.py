@@ -12,7 +12,9 @@ driver kill, and the pipeline's peak memory (3 brokers, local[2]).
    SIGKILLed after a committed batch and started again: seconds from the restart to the
    next commit in its checkpoint (JVM start included), median of 3.
 4. **Peak memory**: the largest sum of RSS over the driver process group (Python driver,
-   JVM, Python workers) and the three brokers during run 3.
+   JVM, Python workers) and the three brokers during run 3, and the largest sum of PSS
+   (shared pages divided among the processes sharing them: Spark forks its Python
+   workers from daemons, so the RSS sum counts their shared pages several times).
 
 The load average when the run ended is recorded with the figures: Spark starts a JVM and
 several Python processes, so on a busy two-core machine these numbers move a lot.
@@ -127,16 +129,26 @@ def batch_latency(spark, bootstrap: str, work: Path) -> dict[str, float]:
     }
 
 
-def group_rss_mb(driver: DriverProcess, cluster: Cluster) -> float:
+def group_memory_mb(driver: DriverProcess, cluster: Cluster, pss: bool) -> tuple[float, float]:
+    """RSS summed over the processes, and (if ``pss``) PSS summed: Spark forks its Python
+    workers from daemons, so pages they share are counted once per process in the first
+    sum and once in all in the second (the memory they really take). PSS reads every
+    process's page map, which costs CPU: it is sampled less often."""
     pids = [cluster.pid(b.broker_id) for b in cluster.spec.brokers]
     if driver.process is not None and driver.process.poll() is None:
-        root = psutil.Process(driver.process.pid)
-        pids += [root.pid, *(c.pid for c in root.children(recursive=True))]
-    total = 0
-    for pid in pids:
         with contextlib.suppress(psutil.NoSuchProcess):
-            total += psutil.Process(pid).memory_info().rss
-    return total / 2**20
+            root = psutil.Process(driver.process.pid)
+            pids += [root.pid, *(c.pid for c in root.children(recursive=True))]
+    rss_sum = pss_sum = 0
+    for pid in pids:
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            process = psutil.Process(pid)
+            if pss:
+                info = process.memory_full_info()
+                rss_sum, pss_sum = rss_sum + info.rss, pss_sum + info.pss
+            else:
+                rss_sum += process.memory_info().rss
+    return rss_sum / 2**20, pss_sum / 2**20
 
 
 def restart_after_kill(cluster: Cluster, work: Path) -> dict[str, float]:
@@ -153,14 +165,18 @@ def restart_after_kill(cluster: Cluster, work: Path) -> dict[str, float]:
     )  # fmt: skip
     trickle = Trickle(bootstrap, "kill-in", rate=200)
     trickle.thread.start()
-    peak, restarts = 0.0, []
+    peak_rss = peak_pss = 0.0
+    restarts: list[float] = []
 
     def wait_commit(after: int | None, timeout_s: float = 300) -> None:
-        nonlocal peak
+        nonlocal peak_rss, peak_pss
         deadline = time.monotonic() + timeout_s
+        samples = 0
         while read_checkpoint(checkpoint).committed_batch == after:
             assert time.monotonic() < deadline, driver.log()[-2000:]
-            peak = max(peak, group_rss_mb(driver, cluster))
+            rss, pss = group_memory_mb(driver, cluster, pss=samples % 10 == 0)
+            samples += 1
+            peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
             time.sleep(0.1)
 
     try:
@@ -181,7 +197,8 @@ def restart_after_kill(cluster: Cluster, work: Path) -> dict[str, float]:
     return {
         "restart_to_first_batch_s": round(statistics.median(restarts), 1),
         "restarts_s": [round(r, 1) for r in restarts],
-        "peak_rss_mb": round(peak),
+        "peak_rss_mb": round(peak_rss),
+        "peak_pss_mb": round(peak_pss),
     }
 
 
