@@ -47,18 +47,37 @@ def cpu_s(procs: list[psutil.Process]) -> float:
     return float(sum(p.cpu_times().user + p.cpu_times().system for p in procs))
 
 
-def idle_cost(clusters: list[Cluster], window_s: float) -> dict[str, float]:
-    """Per cluster: CPU as percent of one core over ``window_s``, RSS in MiB at its end."""
+def pss_mib(procs: list[psutil.Process]) -> float:
+    """Proportional set size: shared pages (the interpreter, libssl, ...) split among the
+    processes that map them, which is what one more cluster really costs a machine; RSS
+    counts them again in every process."""
+    return float(sum(p.memory_full_info().pss for p in procs)) / 2**20
+
+
+def idle_cost(clusters: list[Cluster], window_s: float) -> dict[str, Any]:
+    """Per cluster: CPU as percent of one core over ``window_s``, RSS and PSS in MiB at
+    its end; and each process of the first cluster on its own."""
     procs = [processes(c) for c in clusters]
     before = [cpu_s(p) for p in procs]
+    each_before = [cpu_s([x]) for x in procs[0]]
     time.sleep(window_s)  # the measurement window itself: nothing to wait for
+    each = [100 * (cpu_s([x]) - b) / window_s for x, b in zip(procs[0], each_before, strict=True)]
     cpu = [100 * (cpu_s(p) - b) / window_s for p, b in zip(procs, before, strict=True)]
     rss = [sum(x.memory_info().rss for x in p) / 2**20 for p in procs]
+    pss = [pss_mib(p) for p in procs]
+    controller = next(b["id"] for b in clusters[0].status()["brokers"] if b["controller"])
+    names = [f"broker {b.broker_id}" for b in clusters[0].spec.brokers] + ["link proxies"]
+    names = [f"{n} (controller)" if n == f"broker {controller}" else n for n in names]
     return {
         "cpu_percent_of_a_core": round(statistics.mean(cpu), 2),
         "cpu_percent_max": round(max(cpu), 2),
         "rss_mib": round(statistics.mean(rss), 1),
         "rss_mib_max": round(max(rss), 1),
+        "pss_mib": round(statistics.mean(pss), 1),
+        "first_cluster_by_process": {
+            name: {"cpu_percent": round(c, 2), "rss_mib": round(x.memory_info().rss / 2**20, 1)}
+            for name, c, x in zip(names, each, procs[0], strict=True)
+        },
     }
 
 
