@@ -295,7 +295,7 @@ class ReplicaManager:
     def record_follower_fetches(self, requests: Sequence[FetchRequestPartition]) -> None:
         """A follower's Fetch says how far it has got: take that into account at once,
         before the Fetch waits for new data (it may wait ``replica.fetch.wait.max.ms``),
-        because it may move the high watermark that acks=all producers are waiting for."""
+        because it may move the high watermark that acks=all producers and consumers wait for."""
         for request in requests:
             partition = self.partitions.get((request.topic, request.partition))
             if request.replica_id < 0 or partition is None:
@@ -310,8 +310,9 @@ class ReplicaManager:
                 )
             except KafkaError:
                 continue  # read() reports the error in the response
-            if moved:
+            if moved:  # acks=all producers and consumers' long polls wait for the HW
                 self.produce_waiters.notify((request.topic, request.partition))
+                self.fetch_waiters.notify((request.topic, request.partition))
             self.delete_records_waiters.notify((request.topic, request.partition))
 
     def _offsets(self, request: FetchRequestPartition) -> tuple[int, int, int]:
