@@ -22,7 +22,7 @@ from kafkalite.broker.controller_channel import ControllerChannel
 from kafkalite.broker.handlers.registry import api
 from kafkalite.broker.raft_quorum import NotControllerError
 from kafkalite.controller.topic_control import INTERNAL_TOPICS, CreatableTopic, topic_name_error
-from kafkalite.metadata.image import MetadataImage, PartitionRegistration, TopicImage
+from kafkalite.metadata.image import PartitionRegistration, TopicImage
 from kafkalite.protocol.errors import ErrorCode
 
 ZERO_UUID = uuid.UUID(int=0)
@@ -36,19 +36,22 @@ def _requested_names(ctx: RequestContext, request: Any) -> list[str] | None:
     return [t.name for t in request.topics if t.name is not None]
 
 
-def partition_fields(
-    image: MetadataImage, index: int, reg: PartitionRegistration
-) -> dict[str, Any]:
-    """One partition as Metadata and DescribeTopicPartitions report it."""
-    live = {b.broker_id for b in image.live_brokers()}
+def partition_fields(listed: set[int], index: int, reg: PartitionRegistration) -> dict[str, Any]:
+    """One partition as Metadata and DescribeTopicPartitions report it, given the brokers
+    the answer lists. A leader that is not among them (fenced, or a quorum leader this
+    broker just found unreachable) is reported as none, LEADER_NOT_AVAILABLE, as Kafka
+    does: the client refreshes its metadata instead of sending to a broker it was given no
+    address for (kafka-python's producer raised UnknownBrokerIdError in its I/O thread for
+    every batch until the send timed out)."""
+    available = reg.leader >= 0 and reg.leader in listed
     return {
-        "error_code": ErrorCode.none if reg.leader >= 0 else ErrorCode.leader_not_available,
+        "error_code": ErrorCode.none if available else ErrorCode.leader_not_available,
         "partition_index": index,
-        "leader_id": reg.leader,
+        "leader_id": reg.leader if available else -1,
         "leader_epoch": reg.leader_epoch,
         "replica_nodes": reg.replicas,
         "isr_nodes": reg.isr,
-        "offline_replicas": tuple(r for r in reg.replicas if r not in live),
+        "offline_replicas": tuple(r for r in reg.replicas if r not in listed),
     }
 
 
@@ -73,11 +76,10 @@ class MetadataApi:
                 )
         return set(missing)
 
-    def _topic(self, ctx: RequestContext, image_topic: TopicImage) -> Any:
+    def _topic(self, ctx: RequestContext, image_topic: TopicImage, listed: set[int]) -> Any:
         s = ctx.schema
-        image = self._image
         partitions = tuple(
-            s.MetadataResponsePartition(**partition_fields(image, index, reg))
+            s.MetadataResponsePartition(**partition_fields(listed, index, reg))
             for index, reg in sorted(image_topic.partitions.items())
         )
         return s.MetadataResponseTopic(
@@ -95,14 +97,16 @@ class MetadataApi:
         created: set[str] = set()
         if names is not None and getattr(request, "allow_auto_topic_creation", True):
             created = await self.auto_create(names)
+        listed = self._cluster.brokers_for_clients()
+        ids = {b.broker_id for b in listed}
         if names is None:
             topics = [
-                self._topic(ctx, t)
+                self._topic(ctx, t, ids)
                 for t in sorted(image.topics_by_id.values(), key=lambda t: t.name)
             ]
         else:
             topics = [
-                self._topic(ctx, found)
+                self._topic(ctx, found, ids)
                 if (found := image.topic(n)) and n not in created
                 else _missing(ctx, n, n in created)
                 for n in names
@@ -110,7 +114,7 @@ class MetadataApi:
         s = ctx.schema
         brokers = tuple(
             s.MetadataResponseBroker(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
-            for b in self._cluster.brokers_for_clients()
+            for b in listed
         )
         return s.MetadataResponse(
             error_code=ErrorCode.none,

@@ -91,7 +91,7 @@ class TopicPartitionsApi:
                 is_internal=name in INTERNAL_TOPICS,
                 partitions=tuple(
                     s.DescribeTopicPartitionsResponsePartition(
-                        **partition_fields(image, i, found.partitions[i]),
+                        **partition_fields(image.live_broker_ids(), i, found.partitions[i]),
                         eligible_leader_replicas=(),
                         last_known_elr=(),
                     )
