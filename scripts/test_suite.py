@@ -2,8 +2,10 @@
 
 Notebooks, the browser, Spark, containers and the autograder each run as their own pytest
 process, in three lanes side by side: the main suite (on two xdist workers), the
-notebooks, then the CPU-starvation tests (they load every core on purpose, so never beside
-the main suite's own timing-bound tests); the autograder; containers, then Spark. More at
+notebooks, then the heavy tests (CPU starvation on every core, a coordinator loading a
+partition of 120,000 transactions: they load the machine on purpose, so never beside the
+main suite's timing-bound tests, and they come when the other lanes are mostly done); the
+autograder; containers, then Spark. More at
 once only made each slower: on two cores, five groups at once drove the load average past
 60 and timing-bound tests (failure detection, Spark's start-up) failed for want of CPU.
 Every group's marker expression excludes the groups before it, so no test runs twice.
@@ -39,7 +41,7 @@ class Group:
 
 
 SLOW_GROUPS = [
-    Group("starvation", "starvation", lane=0),
+    Group("heavy", "heavy", lane=0),
     Group("grader", "grader", lane=1),
     Group("containers", "containers", lane=2),
     Group("spark", "spark", lane=2),
@@ -47,7 +49,7 @@ SLOW_GROUPS = [
 NOTEBOOKS = Group("notebooks", "labs or browser", lane=0)
 MAIN = Group("main", "", lane=0, workers=2)
 ORDER = [*SLOW_GROUPS, NOTEBOOKS, MAIN]  # marker exclusion order; MAIN takes the rest
-LANE_ORDER = [MAIN, NOTEBOOKS, *SLOW_GROUPS]  # lane 0: main suite, notebooks, starvation
+LANE_ORDER = [MAIN, NOTEBOOKS, *SLOW_GROUPS]  # lane 0: main suite, notebooks, heavy
 
 
 def marker_expression(group: Group, earlier: list[Group]) -> str:

@@ -23,7 +23,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from kafkalite.cluster import Cluster
 from tests.support.load import client_load, cpu_burners
 
-pytestmark = [pytest.mark.interop, pytest.mark.slow, pytest.mark.starvation]
+pytestmark = [pytest.mark.interop, pytest.mark.slow, pytest.mark.heavy]
 
 LOAD_S = 120
 CLIENT_PROCESSES = 6
