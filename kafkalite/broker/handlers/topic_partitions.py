@@ -75,6 +75,8 @@ class TopicPartitionsApi:
             max(int(request.response_partition_limit), 1),
         )
 
+        live = image.live_broker_ids()  # once per request, not per partition
+
         def topic(name: str, indexes: list[int]) -> Any:
             found = image.topic(name)
             if found is None:
@@ -91,7 +93,7 @@ class TopicPartitionsApi:
                 is_internal=name in INTERNAL_TOPICS,
                 partitions=tuple(
                     s.DescribeTopicPartitionsResponsePartition(
-                        **partition_fields(image.live_broker_ids(), i, found.partitions[i]),
+                        **partition_fields(live, i, found.partitions[i]),
                         eligible_leader_replicas=(),
                         last_known_elr=(),
                     )
