@@ -208,13 +208,20 @@ class Lab:
     ) -> pd.DataFrame:
         """Sample the partition's replicas every ``every_s`` for ``seconds`` while
         ``during()`` runs (a function that writes, or breaks something); one row per
-        replica per sample, ``t`` in seconds since the first. ``plot_offsets`` draws it."""
+        replica per sample, ``t`` in seconds since the first. ``plot_offsets`` draws it.
+
+        The watch lasts at least as long as ``during()`` and always ends with a sample
+        taken after it returned, so what ``during()`` waited for is in the frame."""
         samples: list[tuple[float, dict[str, Any]]] = []
         stop = threading.Event()
+        sampled = threading.Condition()
 
         def sample() -> None:
             while not stop.is_set():
-                samples.append((time.time(), self.cluster.status(timeout_s=1.0)))
+                taken = (time.time(), self.cluster.status(timeout_s=1.0))
+                with sampled:
+                    samples.append(taken)
+                    sampled.notify_all()
                 stop.wait(every_s)
 
         sampler = threading.Thread(target=sample, name="kafkalite-watch", daemon=True)
@@ -224,6 +231,9 @@ class Lab:
             if during is not None:
                 during()
             time.sleep(max(0.0, seconds - (time.monotonic() - started)))
+            after = time.time()
+            with sampled:  # a status call takes at most its own timeout
+                sampled.wait_for(lambda: samples and samples[-1][0] >= after, timeout=5.0)
         finally:
             stop.set()
             sampler.join(5)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from pathlib import Path
 
 import pytest
 
+from kafkalite.lab.lab import Lab
 from kafkalite.lab.watch import offsets_over_time, plot_offsets
 
 pytestmark = pytest.mark.unit
@@ -37,3 +39,25 @@ def test_no_samples_is_an_empty_table_and_a_watch_plots():
     frame = offsets_over_time([(0.0, STATUS), (1.0, later(STATUS, 9))], "orders", 0)
     figure = plot_offsets(frame)
     assert figure.axes[0].get_ylabel() == "offset"
+
+
+class SlowStatus:
+    """A cluster whose status takes 0.3 s to answer and shows the leader's LEO as set."""
+
+    def __init__(self) -> None:
+        self.leo = 8
+
+    def status(self, timeout_s: float) -> dict:
+        snapshot = later(STATUS, self.leo)
+        time.sleep(0.3)
+        return snapshot
+
+
+def test_a_watch_ends_with_the_state_its_during_function_left():
+    cluster = SlowStatus()
+
+    def append() -> None:
+        cluster.leo = 20  # the last thing during() does: nothing samples it before the end
+
+    frame = Lab(cluster).watch("orders", seconds=0.0, during=append, every_s=1.0)  # type: ignore[arg-type]
+    assert list(frame[frame["leader"]]["log_end_offset"])[-1] == 20
