@@ -3,11 +3,17 @@
 
 Heartbeats run on the control plane (``control_plane``), so client work never delays
 them: a broker that is merely busy keeps its session. One goes out every
-``broker.heartbeat.interval.ms`` whether or not the previous one was answered (the
-controller counts a heartbeat when it arrives, so a slow answer must not hold up the next
-one), and one goes out at once whenever this broker's metadata image has replayed
-something new: each carries the offset replayed, and the controller answers an admin
-change once every live broker has reported it.
+``broker.heartbeat.interval.ms`` whether or not the previous one was answered, and one
+goes out at once whenever this broker's metadata image has replayed something new: each
+carries the offset replayed, and the controller answers an admin change once every live
+broker has reported it.
+
+The controller counts a heartbeat when it arrives, but answers it only after the
+operations queued before it (each waits for its records to commit, seconds under CPU
+starvation). So a slow answer must never hold up the next heartbeat: with a few
+unanswered, the oldest is abandoned (it has already been counted, and a newer answer
+says more) rather than the new one skipped. Skipping it had spaced arrivals by the
+answer time, and a busy controller fenced live brokers whose heartbeats it was sitting on.
 """
 
 from __future__ import annotations
@@ -55,8 +61,9 @@ class BrokerLifecycle:
         self._applied_end_offset = applied_end_offset
         self._loop: asyncio.Task[None] | None = None
         self._due: asyncio.Event | None = None
-        self._in_flight: set[asyncio.Task[None]] = set()
-        self._registering: asyncio.Lock | None = None
+        self._in_flight: dict[asyncio.Task[None], None] = {}
+        """Unanswered heartbeats, oldest first."""
+        self._registration: asyncio.Task[None] | None = None
 
     async def register(self) -> None:
         host, port = self._advertised
@@ -93,20 +100,27 @@ class BrokerLifecycle:
 
     async def _heartbeat_loop(self) -> None:
         self._due = asyncio.Event()
-        self._registering = asyncio.Lock()
         try:
             while True:
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(self._interval_s()):
                         await self._due.wait()
                 self._due.clear()
-                if len(self._in_flight) < MAX_HEARTBEATS_IN_FLIGHT:
-                    task = asyncio.create_task(self._heartbeat())
-                    self._in_flight.add(task)
-                    task.add_done_callback(self._in_flight.discard)
+                if len(self._in_flight) >= MAX_HEARTBEATS_IN_FLIGHT:
+                    oldest = next(iter(self._in_flight))
+                    del self._in_flight[oldest]
+                    oldest.cancel()
+                task = asyncio.create_task(self._heartbeat())
+                self._in_flight[task] = None
+                task.add_done_callback(self._sent)
         finally:
             for task in self._in_flight:
                 task.cancel()
+            if self._registration is not None:
+                self._registration.cancel()
+
+    def _sent(self, task: asyncio.Task[None]) -> None:
+        self._in_flight.pop(task, None)
 
     async def _heartbeat(self) -> None:
         interval = self._interval_s()
@@ -120,12 +134,16 @@ class BrokerLifecycle:
             )
         except (NotControllerError, ControllerRequestError):
             return
-        if reply.error == ErrorCode.stale_broker_epoch:
-            assert self._registering is not None
-            async with self._registering:
-                if self.broker_epoch == sent_epoch:  # not re-registered meanwhile
-                    log.info("the controller does not know epoch %d: registering", sent_epoch)
-                    await self.register()
+        if reply.error == ErrorCode.stale_broker_epoch and (
+            self._registration is None or self._registration.done()
+        ):
+            # a task of its own: abandoning this heartbeat must not abandon registering
+            self._registration = asyncio.create_task(self._register_again(sent_epoch))
+
+    async def _register_again(self, stale_epoch: int) -> None:
+        if self.broker_epoch == stale_epoch:  # not re-registered meanwhile
+            log.info("the controller does not know epoch %d: registering", stale_epoch)
+            await self.register()
 
     async def shut_down(self) -> None:
         """Controlled shutdown: ask the controller to move this broker's leaderships and
