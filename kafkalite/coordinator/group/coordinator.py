@@ -402,13 +402,31 @@ class GroupCoordinator:
             self.tick()
 
     def tick(self) -> None:
-        """Expire silent members; end joins whose deadline or initial delay has passed."""
+        """Drop the groups of partitions this broker no longer leads; expire silent
+        members; end joins whose deadline or initial delay has passed."""
+        if self.manager.resign_lost_partitions():
+            self._fail_waiters_of_unknown_groups()
         now = self.now_ms()
         for group in list(self.groups.values()):
             for mid in group.expired_members(now):
                 self._remove(group, mid, "session timeout")
             if group.state == GroupState.PREPARING_REBALANCE:
                 self._maybe_complete_join(group, timed_out=now >= group.rebalance_deadline_ms)
+
+    def _fail_waiters_of_unknown_groups(self) -> None:
+        """Parked joins and syncs of groups another broker now coordinates: NOT_COORDINATOR,
+        so their members find the new coordinator at once."""
+        for (gid, mid), join in list(self._join_waiters.items()):
+            if gid not in self.groups:
+                del self._join_waiters[(gid, mid)]
+                if not join.done():
+                    join.set_result(JoinResult(ErrorCode.not_coordinator, member_id=mid))
+        for (gid, mid), sync in list(self._sync_waiters.items()):
+            if gid not in self.groups:
+                del self._sync_waiters[(gid, mid)]
+                if not sync.done():
+                    sync.set_exception(KafkaError(ErrorCode.not_coordinator))
+        self._pending_members = {k for k in self._pending_members if k[0] in self.groups}
 
     # ---- offsets and administration ------------------------------------------------
 

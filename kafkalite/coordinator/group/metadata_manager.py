@@ -25,7 +25,7 @@ from kafkalite.coordinator.group.offsets_log import (
     offset_tombstone,
 )
 from kafkalite.coordinator.group.txn_offsets import PendingOffset, TransactionalOffsets
-from kafkalite.coordinator.partition_loads import LogChunk, PartitionLoads
+from kafkalite.coordinator.partition_loads import LoadState, LogChunk, PartitionLoads
 from kafkalite.coordinator.partitioning import partition_for
 from kafkalite.events import EventSink, EventType
 from kafkalite.protocol.control_records import marker_of_record
@@ -72,6 +72,24 @@ class GroupMetadataManager:
         if error != ErrorCode.none:
             raise KafkaError(error)
         return partition
+
+    def resign_lost_partitions(self) -> list[int]:
+        """Forget the groups of every loaded partition this broker no longer leads in the
+        epoch it loaded it in (Kafka's ``onResignation``); returns those partitions. Their
+        new coordinator reloads them from the log; kept here, their members' timers would
+        go on expiring members and rebalancing groups on a broker that cannot write them,
+        and ``/state`` would show each such group twice. (A partition still loading is
+        dropped by its own load when it finds the leadership gone.)"""
+        lost = [
+            partition
+            for partition, owned in self.loads.owned().items()
+            if owned.state == LoadState.LOADED
+            and self.offsets.leader_epoch(partition) != owned.coordinator_epoch
+        ]
+        for partition in lost:
+            self.loads.resign(partition)
+            self._forget(partition)
+        return lost
 
     def is_loading(self) -> bool:
         """Some partition is still being loaded (ListGroups cannot list all groups)."""

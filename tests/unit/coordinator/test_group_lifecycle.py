@@ -208,3 +208,23 @@ async def test_a_deleted_topics_offsets_are_forgotten_and_tombstoned() -> None:
     ]
     topic.epoch = 9  # reloaded by a new coordinator: still gone
     assert set(c.fetch_offsets("g")) == {("kept", 0)}
+
+
+async def test_a_coordinator_that_lost_its_partition_forgets_its_groups() -> None:
+    """Kafka's ``onResignation``: once another broker leads the group's offsets partition,
+    this one neither expires the group's members nor rebalances it, and a join parked
+    here is told NOT_COORDINATOR so the member finds the new coordinator."""
+    clock = Clock()
+    c, topic = make(clock)
+    await stable_group_of_two_static_members(c)
+    joining = join(c, instance="c")  # a third member parks its join: a rebalance begins
+    await asyncio.sleep(0)
+    assert not joining.done()
+    events: list[object] = []
+    c.emit = lambda kind, **fields: events.append(kind)
+    topic.epoch = None  # the partition's leadership moves to another broker
+    clock.now = 60_000  # every session here has run out
+    c.tick()
+    assert (await joining).error == ErrorCode.not_coordinator
+    assert "g" not in c.groups
+    assert events == []  # no member expired, no rebalance, on a broker that is not in charge
