@@ -193,7 +193,7 @@ class Broker:
             lambda: self.image.broker_int("group.initial.rebalance.delay.ms"),
         )
         self.txn_state_topic = BrokerTransactionStateTopic(
-            self.image, self.replica_manager, self.controller
+            self.image, self.replica_manager, self.controller, cluster_size=len(voters)
         )
         self.txn_markers = BrokerMarkerChannel(config.broker_id, self.image, self.fetchers.endpoint)
         self.txn_coordinator = TransactionCoordinator(

@@ -7,6 +7,14 @@ those alive at the moment: created while one broker is down, it would be left wi
 replicas than ``min.insync.replicas`` tolerates losing, and one more failure would stop
 every transaction. Until all can host a replica, creation fails and FindCoordinator answers
 COORDINATOR_NOT_AVAILABLE (the client retries), as Kafka does.
+
+The cluster's brokers are those of ``controller.quorum.voters`` (every Kafka-Lite broker is
+a voter), known from the start - not only those registered in this broker's metadata
+image, which learns of the others' registrations a little later. Counted from the image,
+a cluster whose first FindCoordinator came early (under load, easily) got two replicas and
+``min.insync.replicas`` 2: killing one of them then failed every write to the topic, each
+EndTxn answered COORDINATOR_NOT_AVAILABLE until the producer gave up (_TIMED_OUT) or the
+transaction timed out and its abort fenced the producer (_FENCED).
 """
 
 from __future__ import annotations
@@ -20,8 +28,13 @@ from kafkalite.metadata.image import MetadataImage
 
 class BrokerTransactionStateTopic(InternalTopic):
     def __init__(
-        self, image: MetadataImage, replicas: ReplicaManager, controller: ControllerChannel
+        self,
+        image: MetadataImage,
+        replicas: ReplicaManager,
+        controller: ControllerChannel,
+        cluster_size: int,
     ) -> None:
+        self.cluster_size = cluster_size
         super().__init__(
             image,
             replicas,
@@ -34,7 +47,8 @@ class BrokerTransactionStateTopic(InternalTopic):
 
     def replication_factor(self) -> int:
         image = self.image
-        return min(image.broker_int(self.replication_config), len(image.brokers))
+        brokers = max(self.cluster_size, len(image.brokers))
+        return min(image.broker_int(self.replication_config), brokers)
 
     def topic_configs(self, replication_factor: int) -> dict[str, str | None]:
         min_isr = self.image.broker_int("transaction.state.log.min.isr")
