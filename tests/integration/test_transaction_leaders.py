@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError, KafkaException, Producer
 from kafka import KafkaConsumer, TopicPartition
-from kafka.admin import KafkaAdminClient
+from kafka.admin import KafkaAdminClient, TransactionState
 
 from kafkalite.cluster import Cluster
 from tests.support.transactions import (
@@ -144,7 +144,18 @@ def test_kip_360_librdkafka_bumps_its_epoch_after_records_time_out(make_cluster3
     producer.commit_transaction(30)
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
-        before = admin.describe_transactions([txn_id])[txn_id]
+        # commit_transaction returns once PrepareCommit is written; its marker may still be
+        # on its way to the leader. Paused before it lands, the first transaction would stay
+        # in PrepareCommit, and the abort below be refused (INVALID_TXN_STATE, as Kafka does).
+        before = wait_for(
+            lambda: (
+                (d := admin.describe_transactions([txn_id])[txn_id]).state
+                == TransactionState.COMPLETE_COMMIT
+                and d
+            ),
+            30,
+            "the first transaction's commit marker written",
+        )
         producer.begin_transaction()
         cluster.pause(leader)
         producer.produce(topic, b"timed-out")
