@@ -13,8 +13,10 @@ import socket
 import struct
 
 import pytest
+from confluent_kafka import KafkaError, Producer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition
 from kio.index import load_request_schema
 from kio.schema.api_versions.v3.request import ApiVersionsRequest
 
@@ -151,3 +153,27 @@ def test_batch_over_max_message_bytes_is_rejected(bootstrap: str, topic: str) ->
         huge = build_batch([Record(None, b"x" * 1_100_000, 0)])
         response = conn.request(produce_request(topic, huge, acks=1))
         assert response.responses[0].partition_responses[0].error_code == 10  # MESSAGE_TOO_LARGE
+
+
+def test_a_client_cannot_write_to_an_internal_topic(bootstrap: str, topic: str) -> None:
+    """Only the coordinators write ``__consumer_offsets``: librdkafka's producer gets
+    INVALID_TOPIC_EXCEPTION (Kafka's answer), and the group's offsets stay readable.
+    (kafka-python refuses before sending: its metadata leaves internal topics out.)"""
+    group = f"g-{topic}"
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
+    tp = TopicPartition(topic, 0)
+    with RawConnection(bootstrap, timeout=10) as conn:
+        create_topic(conn, topic)
+    consumer.assign([tp])
+    consumer.commit({tp: OffsetAndMetadata(7, None, -1)})  # __consumer_offsets exists now
+
+    errors: list[KafkaError] = []
+    librdkafka = Producer({"bootstrap.servers": bootstrap})
+    librdkafka.produce(
+        "__consumer_offsets", b"garbage", b"garbage", on_delivery=lambda e, _m: errors.append(e)
+    )
+    assert librdkafka.flush(30) == 0
+    assert [e.code() for e in errors] == [KafkaError.TOPIC_EXCEPTION]
+
+    assert consumer.committed(tp) == 7
+    consumer.close()

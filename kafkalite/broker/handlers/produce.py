@@ -3,6 +3,11 @@
 ``acks=0`` gets no response at all; ``acks=1`` is answered after the leader's append;
 ``acks=all`` (-1) waits until the high watermark passes the batch, i.e. every in-sync
 replica has it, or the request's timeout expires (REQUEST_TIMED_OUT).
+
+The internal topics (``__consumer_offsets``, ``__transaction_state``) are written by the
+coordinators only: a client's Produce to them gets INVALID_TOPIC_EXCEPTION, as in Kafka.
+A student's stray record there would otherwise be replayed by every coordinator that
+loads the partition.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from kio.schema.produce.v9.request import ProduceRequest
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import api
 from kafkalite.broker.replica_manager import ProduceResult, ReplicaManager
+from kafkalite.controller.topic_control import INTERNAL_TOPICS
 from kafkalite.protocol.codec import millis
 from kafkalite.protocol.errors import ErrorCode
 
@@ -35,6 +41,11 @@ class ProduceApi:
             for part in topic.partition_data:
                 if acks not in VALID_ACKS:
                     result = ProduceResult(ErrorCode.invalid_required_acks)
+                elif topic.name in INTERNAL_TOPICS:
+                    result = ProduceResult(
+                        ErrorCode.invalid_topic_exception,
+                        message=f"Cannot append to internal topic {topic.name}",
+                    )
                 else:
                     result = replicas.append_to_leader(
                         topic.name, int(part.index), part.records, acks
