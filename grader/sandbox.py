@@ -99,7 +99,14 @@ class Outcome:
 
 
 class UidSlot:
-    """A uid of the pool, held (by an exclusive lock file) for as long as one test runs."""
+    """A uid of the pool, held (by an exclusive lock file) for as long as one test runs.
+
+    A uid is free when no run holds its lock and the kernel counts no process of it. The
+    second half matters after a fork bomb: its killed processes stay zombies until init
+    reaps them, in its own time (seconds on a busy machine; never, under an init that does
+    not reap), and ``RLIMIT_NPROC`` counts a uid's zombies. A run given that uid would
+    start with its process limit spent: its first thread fails, and OpenBLAS (imported
+    with numpy) answers that by raising SIGINT at itself — "killed by SIGINT"."""
 
     def __init__(self) -> None:
         self.uid = -1
@@ -114,9 +121,14 @@ class UidSlot:
             except BlockingIOError:
                 os.close(fd)
                 continue
+            if _processes_of(UID_POOL_BASE + index, zombies=True):
+                os.close(fd)  # its zombies still count against its process limit
+                continue
             self.uid, self._lock = UID_POOL_BASE + index, fd
             return self
-        raise RuntimeError(f"all {UID_POOL_SIZE} sandbox uids are in use")
+        raise RuntimeError(
+            f"all {UID_POOL_SIZE} sandbox uids are in use or hold processes not yet reaped"
+        )
 
     def __exit__(self, *exc: object) -> None:
         if self._lock is not None:
@@ -317,12 +329,13 @@ def _kill_all(child: subprocess.Popen[bytes], uid: int | None) -> int:
     return len(found)
 
 
-def _processes_of(uid: int) -> set[int]:
-    """Every live process of the uid (a zombie is already dead: its parent reaps it)."""
+def _processes_of(uid: int, zombies: bool = False) -> set[int]:
+    """Every live process of the uid, and its zombies if asked: a zombie is dead (nothing
+    to kill), but counts against the uid's ``RLIMIT_NPROC`` until its parent reaps it."""
     pids = set()
     for p in psutil.process_iter(["uids", "status"]):
         uids = p.info["uids"]
-        if uids is None or p.info["status"] == psutil.STATUS_ZOMBIE:
+        if uids is None or (p.info["status"] == psutil.STATUS_ZOMBIE and not zombies):
             continue
         if uid in (uids.real, uids.effective, uids.saved):
             pids.add(p.pid)

@@ -17,6 +17,7 @@ import pytest
 
 from grader import sandbox
 from grader.sandbox import Limits
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.grader
 
@@ -92,6 +93,42 @@ def test_a_fork_bomb_is_held_by_the_process_limit_and_cleaned_up(tmp_path):
     assert "fork refused" in outcome.output
     assert outcome.timed_out
     assert outcome.leftover_processes >= 1
+
+
+@needs_root
+def test_a_uid_whose_zombies_still_count_is_not_handed_out():
+    """RLIMIT_NPROC counts a uid's zombies until they are reaped: a killed fork bomb's, by
+    init, in its own time. A run given that uid would start with its limit spent."""
+    with sandbox.UidSlot() as probe:
+        uid = probe.uid  # the uid the next slot would be, were it not for the zombie
+    ids = [f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    zombie = subprocess.Popen(["setpriv", *ids, "true"])  # not reaped until the end
+    try:
+        wait_for(
+            lambda: psutil.Process(zombie.pid).status() == psutil.STATUS_ZOMBIE,
+            timeout_s=30,
+            what="the uid's process to end, unreaped",
+        )
+        with sandbox.UidSlot() as slot:
+            assert slot.uid != uid
+    finally:
+        zombie.wait()
+
+
+@needs_root
+def test_the_run_after_a_fork_bomb_has_its_whole_process_limit(tmp_path):
+    """The CI failure ("killed by SIGINT" right after fork_bomb.py): the next run got the
+    bomb's uid while its zombies still counted, so its first thread failed (OpenBLAS,
+    imported with numpy, then raises SIGINT at itself)."""
+    limits = Limits(time_s=2, processes=32)
+    _run(tmp_path, "import os\nwhile True:\n    try: os.fork()\n    except OSError: pass", limits)
+    outcome = _run(
+        tmp_path,
+        "import threading\nt = threading.Thread(target=print, args=('thread ran',))\n"
+        "t.start(); t.join()",
+        limits,
+    )
+    assert outcome.exit_code == 0 and "thread ran" in outcome.output, outcome.output
 
 
 def test_a_flood_of_output_is_stopped_and_truncated(tmp_path):
