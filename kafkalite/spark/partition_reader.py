@@ -1,10 +1,12 @@
-"""One Spark task's read: the records ``[start, end)`` of one partition, exactly, or an error.
+"""One Spark task's read: for each of its ranges, the records ``[start, end)`` of one
+partition, exactly, or an error.
 
-Runs inside a Spark executor's Python worker. Spark may run it again for the same range
+Runs inside a Spark executor's Python worker. Spark may run it again for the same ranges
 (a retried task, a micro-batch replayed after a driver crash), and the exactly-once story
 rests on it giving the same records every time: it reads until it has passed ``end - 1``,
-and raises rather than return fewer records. The Kafka consumer is created here, never
-pickled from the driver.
+and raises rather than return fewer records. The task's one Kafka consumer is made (or
+kept from an earlier task) in the worker, never pickled from the driver, and reads its
+ranges one after another.
 
 The end of a range is not always a record a consumer can see: under ``read_committed`` a
 commit marker or an aborted transaction may stand there. librdkafka moves the consumer's
@@ -17,13 +19,14 @@ which keeps a 1 KiB record's cost in Python small.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
+from kafkalite.spark.kept_consumers import KEPT, ClientErrors
 from kafkalite.spark.offsets import DATA_LOSS_HINT, DataLossError, OffsetRange
 from kafkalite.spark.options import Isolation, KafkaConnection
 
@@ -97,41 +100,39 @@ class _Columns:
         return pa.RecordBatch.from_arrays(arrays, names=[name for name, _ in self.fields])
 
 
-class RangeReader:
-    """Reads one :class:`OffsetRange`; iterate it for Arrow batches."""
+def read_ranges(settings: ReadSettings, ranges: Sequence[OffsetRange]) -> Iterator[pa.RecordBatch]:
+    """One task's read: its ranges in order, with one consumer (kept by this worker for
+    its next task: :mod:`kafkalite.spark.kept_consumers`)."""
+    ranges = [r for r in ranges if r.size > 0]
+    if not ranges:
+        return
+    config = settings.connection.client_config(
+        **{
+            "group.id": "kafkalite-spark-reader",  # never joins, never commits
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "auto.offset.reset": "error",
+            "isolation.level": settings.isolation,
+        }
+    )
+    with KEPT.borrow(config) as kept:
+        for r in ranges:
+            yield from RangeReader(settings, r, kept.errors).read(kept.consumer)
+        kept.consumer.unassign()  # a kept consumer fetches nothing until its next task
 
-    def __init__(self, settings: ReadSettings, offset_range: OffsetRange) -> None:
+
+class RangeReader:
+    """Reads one :class:`OffsetRange` with a consumer: ``read`` yields Arrow batches."""
+
+    def __init__(
+        self, settings: ReadSettings, offset_range: OffsetRange, errors: ClientErrors
+    ) -> None:
         self.settings = settings
         self.range = offset_range
         self.next_offset = offset_range.start
-        self.last_error: str = "no response"
+        self.errors = errors
 
-    def __iter__(self) -> Iterator[pa.RecordBatch]:
-        r = self.range
-        if r.size <= 0:
-            return
-        conn = self.settings.connection
-        consumer = Consumer(
-            conn.client_config(
-                **{
-                    "group.id": "kafkalite-spark-reader",  # never joins, never commits
-                    "enable.auto.commit": False,
-                    "enable.auto.offset.store": False,
-                    "auto.offset.reset": "error",
-                    "isolation.level": self.settings.isolation,
-                    "error_cb": self._note_error,
-                }
-            )
-        )
-        try:
-            yield from self._read(consumer)
-        finally:
-            consumer.close()
-
-    def _note_error(self, error: KafkaError) -> None:
-        self.last_error = str(error)
-
-    def _read(self, consumer: Consumer) -> Iterator[pa.RecordBatch]:
+    def read(self, consumer: Consumer) -> Iterator[pa.RecordBatch]:
         r = self.range
         consumer.assign([TopicPartition(r.topic, r.partition, r.start)])
         rows = _Columns(self.settings.include_headers)
@@ -152,23 +153,25 @@ class RangeReader:
                 raise TimeoutError(
                     f"kafkalite: reading {r.topic}-{r.partition} [{r.start}, {r.end}) stalled "
                     f"at offset {self.next_offset} for {timeout_s:.0f} s "
-                    f"(kafkaConsumer.pollTimeoutMs); last client error: {self.last_error}"
+                    f"(kafkaConsumer.pollTimeoutMs); last client error: {self.errors.last}"
                 )
         if len(rows):
             yield rows.flush()
 
     def _take(self, consumer: Consumer, messages: list[Any], rows: _Columns) -> bool:
         """Add the messages inside the range to ``rows``; True if the read moved on."""
-        progressed = False
+        r, progressed = self.range, False
         for message in messages:
             if message.error() is not None:
                 self._on_error(consumer, message.error())
                 continue
             offset = message.offset()
+            if (message.topic(), message.partition()) != (r.topic, r.partition):
+                continue  # the range read before on this consumer: not this one's
             if offset < self.next_offset:
                 continue  # already read (a re-assignment after an error)
-            if offset >= self.range.end:
-                self.next_offset = self.range.end
+            if offset >= r.end:
+                self.next_offset = r.end
                 return True
             rows.add(message)
             self.next_offset = offset + 1
@@ -182,7 +185,7 @@ class RangeReader:
         lost = error.code() in (KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE)
         gone = error.code() in (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_PARTITION)
         if not (lost or gone):
-            self.last_error = str(error)
+            self.errors.last = str(error)
             return
         where = f"{r.topic}-{r.partition} at offset {self.next_offset} (range [{r.start}, {r.end}))"
         if self.settings.fail_on_data_loss:

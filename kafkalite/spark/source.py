@@ -42,11 +42,11 @@ from kafkalite.spark.offsets import (
     next_end,
     plan_ranges,
     rate_limit,
-    split_ranges,
+    task_ranges,
     to_json,
 )
 from kafkalite.spark.options import OffsetSpec, OptionError, SourceOptions
-from kafkalite.spark.partition_reader import RangeReader, ReadSettings
+from kafkalite.spark.partition_reader import ReadSettings, read_ranges
 
 log = logging.getLogger("kafkalite.spark")
 REGRESSION_GRACE_S = 10.0
@@ -54,10 +54,11 @@ REGRESSION_GRACE_S = 10.0
 
 @dataclass(frozen=True)
 class KafkaInputPartition(InputPartition):
-    """One task's input: a range of one topic partition and how to read it."""
+    """One task's input: ranges of topic partitions (one, unless small ranges were packed
+    together: :func:`kafkalite.spark.offsets.task_ranges`) and how to read them."""
 
     settings: ReadSettings
-    range: OffsetRange
+    ranges: tuple[OffsetRange, ...]
 
 
 class _Planner:
@@ -132,13 +133,13 @@ class _Planner:
     def input_partitions(
         self, start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int]
     ) -> list[KafkaInputPartition]:
-        ranges = split_ranges(plan_ranges(start, end), self.options.min_partitions)
-        return [KafkaInputPartition(self.settings, r) for r in ranges]
+        tasks = task_ranges(plan_ranges(start, end), self.options.min_partitions)
+        return [KafkaInputPartition(self.settings, tuple(ranges)) for ranges in tasks]
 
 
 def read_partition(partition: InputPartition) -> Iterator[pa.RecordBatch]:
     assert isinstance(partition, KafkaInputPartition)
-    return iter(RangeReader(partition.settings, partition.range))
+    return read_ranges(partition.settings, partition.ranges)
 
 
 class KafkaLiteBatchReader(DataSourceReader):

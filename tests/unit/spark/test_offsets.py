@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from kafkalite.spark.offsets import (
     EARLIEST,
     LATEST,
+    TASK_RECORDS,
     OffsetRange,
     clamp_to_log,
     from_json,
@@ -16,6 +17,7 @@ from kafkalite.spark.offsets import (
     plan_ranges,
     rate_limit,
     split_ranges,
+    task_ranges,
     to_json,
 )
 
@@ -93,3 +95,24 @@ def test_split_ranges_for_min_partitions() -> None:
         OffsetRange("a", 0, 5, 6),
         OffsetRange("a", 0, 6, 7),
     ]  # never an empty piece
+
+
+def test_small_ranges_are_packed_into_one_task_and_big_ones_keep_their_own() -> None:
+    small = [OffsetRange("a", p, 0, 300) for p in range(3)]
+    assert task_ranges(small, None) == [small]  # a lab's micro-batch: one task
+    big, after = OffsetRange("a", 0, 0, TASK_RECORDS + 1), OffsetRange("b", 0, 5, 9)
+    assert task_ranges([big, *small, after], None) == [[big], [*small, after]]
+    halves = [OffsetRange("a", p, 0, TASK_RECORDS // 2) for p in range(3)]
+    assert task_ranges(halves, None) == [halves[:2], halves[2:]]
+    assert task_ranges([], None) == []
+    # minPartitions keeps Spark's behaviour: a task per range, big ones cut
+    assert task_ranges(small, 6) == [[r] for r in split_ranges(small, 6)]
+
+
+@given(st.lists(st.integers(1, 3 * TASK_RECORDS), max_size=12))
+def test_packed_tasks_read_every_range_once_in_order_within_the_bound(sizes: list[int]) -> None:
+    ranges = [OffsetRange("t", p, 10, 10 + size) for p, size in enumerate(sizes)]
+    tasks = task_ranges(ranges, None)
+    assert [r for task in tasks for r in task] == ranges
+    assert all(len(t) == 1 or sum(r.size for r in t) <= TASK_RECORDS for t in tasks)
+    assert task_ranges(ranges, None) == tasks  # a replayed batch gets the same tasks
