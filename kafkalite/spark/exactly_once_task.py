@@ -4,20 +4,19 @@ Runs in a Spark Python worker (the writer in :mod:`kafkalite.spark.exactly_once`
 it there, so the processes that only plan or commit a query never load librdkafka). The
 task:
 
-1. takes the transactional clients this worker kept for its transactional id, or makes
-   them: a producer whose ``init_transactions`` fences any older instance with that id
-   (a zombie task from before a crash) and ends the transaction it left open, and a
-   consumer of the group named like the id (:mod:`kafkalite.spark.transactional_clients`);
-2. asks which batch this id last committed: the offset that group committed on
-   ``(first topic written, partition 0)`` is ``b + 1`` after batch ``b``. If it is past
-   this batch, the rows are already in the topic: nothing is written again;
+1. makes a producer with the task's transactional id; its ``init_transactions`` fences
+   any older instance with that id (a zombie task from before a crash) and ends the
+   transaction it left open;
+2. asks which batch this id last committed, with a consumer of the group named like the
+   id (kept by the worker: :mod:`kafkalite.spark.kept_consumers`): the offset that group
+   committed on ``(first topic written, partition 0)`` is ``b + 1`` after batch ``b``. If
+   it is past this batch, the rows are already in the topic: nothing is written again;
 3. otherwise sends the rows and commits that offset *in the same transaction*
    (``send_offsets_to_transaction``, Kafka's consume-transform-produce mechanism), then
    commits: the rows and the record of the batch become visible together, or not at all.
 
-Kept clients found fenced (another worker ran this id since) are dropped and the task
-runs again from step 1 with new ones, so step 2 always reads what the newest producer of
-the id committed.
+Step 2 comes after step 1, so it reads what the newest producer of the id committed (an
+older one can no longer commit).
 """
 
 from __future__ import annotations
@@ -25,14 +24,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from kafkalite.spark.exactly_once import already_written, batch_marker, transactional_id
+from kafkalite.spark.kept_consumers import KEPT
 from kafkalite.spark.options import SinkOptions
 from kafkalite.spark.producing import make_producer, send_all
 from kafkalite.spark.sink import SinkCommitMessage, log
 from kafkalite.spark.sink_rows import KafkaRecord
-from kafkalite.spark.transactional_clients import CACHE, TransactionalClients
 
 MAX_ATTEMPTS = 5
 
@@ -50,62 +49,26 @@ class ExactlyOnceTask:
     def run(self, records: list[KafkaRecord]) -> SinkCommitMessage:
         if not records:
             return SinkCommitMessage(self.partition, 0)
-        kept = CACHE.take(self.transactional_id)
-        if kept is not None:
-            try:
-                return self._run_with(kept, records)
-            except KafkaException as exc:
-                error: KafkaError = exc.args[0]
-                # produce() reports it as _FATAL, the transactional calls as fatal()
-                if not (error.fatal() or error.code() == KafkaError._FATAL):
-                    raise
-                log.info(
-                    "kafkalite sink: %s batch %d: the kept producer is fenced (%s): new one",
-                    self.transactional_id,
-                    self.batch_id,
-                    error.str(),
-                )
-        return self._run_with(self._new_clients(), records)
-
-    def _new_clients(self) -> TransactionalClients:
         conn = self.options.connection
         producer = make_producer(conn, **{"transactional.id": self.transactional_id})
         self._retry(lambda: producer.init_transactions(self.timeout_s))
-        group = Consumer(
-            conn.client_config(
-                **{
-                    "group.id": self.transactional_id,
-                    "isolation.level": "read_committed",
-                    "enable.auto.commit": False,
-                }
+        group_config = conn.client_config(
+            **{
+                "group.id": self.transactional_id,
+                "isolation.level": "read_committed",
+                "enable.auto.commit": False,
+            }
+        )
+        with KEPT.borrow(group_config) as group:
+            marker = TopicPartition(batch_marker(records), 0)
+            committed = self._retry(
+                lambda: group.consumer.committed([marker], timeout=self.timeout_s)
             )
-        )
-        return TransactionalClients(self.transactional_id, producer, group)
-
-    def _run_with(
-        self, clients: TransactionalClients, records: list[KafkaRecord]
-    ) -> SinkCommitMessage:
-        """Steps 2 and 3; the clients are kept for the next task only if this one ends
-        cleanly, and dropped otherwise."""
-        try:
-            message = self._write(clients, records)
-        except BaseException:
-            clients.close()
-            raise
-        CACHE.keep(clients)
-        return message
-
-    def _write(
-        self, clients: TransactionalClients, records: list[KafkaRecord]
-    ) -> SinkCommitMessage:
-        marker = TopicPartition(batch_marker(records), 0)
-        committed = self._retry(lambda: clients.group.committed([marker], timeout=self.timeout_s))
-        if already_written(committed[0].offset, self.batch_id):
-            return SinkCommitMessage(self.partition, 0, replayed=True)
-        marker.offset = self.batch_id + 1
-        self._transaction(
-            clients.producer, records, marker, clients.group.consumer_group_metadata()
-        )
+            if already_written(committed[0].offset, self.batch_id):
+                return SinkCommitMessage(self.partition, 0, replayed=True)
+            marker.offset = self.batch_id + 1
+            metadata = group.consumer.consumer_group_metadata()
+        self._transaction(producer, records, marker, metadata)
         return SinkCommitMessage(self.partition, len(records))
 
     def _transaction(
