@@ -18,6 +18,7 @@ $(VENV)/.installed: requirements.txt pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --no-deps -e .
 	bash scripts/install-system-deps.sh
 	bash scripts/install-java.sh $(VENV)
+	$(BIN)/python -m kafkalite.spark.class_archive || echo "Spark class archive not built: Spark starts slower"
 	touch $@
 
 setup: $(VENV)/.installed

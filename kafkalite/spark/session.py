@@ -75,6 +75,16 @@ def spark_python(python: str = sys.executable, *options: str) -> Path:
     return target
 
 
+def jvm_settings() -> dict[str, str]:
+    """:data:`JVM_SETTINGS`, and the class archive for them if one was built
+    (:mod:`kafkalite.spark.class_archive`; call after :func:`prepare_environment`)."""
+    from kafkalite.spark.class_archive import java_options  # noqa: PLC0415 (imports pyspark)
+
+    options = JVM_SETTINGS["spark.driver.defaultJavaOptions"]
+    archive = java_options(Path(os.environ["JAVA_HOME"]), options)
+    return {**JVM_SETTINGS, "spark.driver.defaultJavaOptions": f"{options} {archive}".strip()}
+
+
 def prepare_environment(master: str = "local[2]") -> None:
     """Set what Spark reads from the environment when it starts its JVM and workers
     (values a user already set are kept). The early-connecting runner script is for a
@@ -138,7 +148,7 @@ def session(
 
     Few shuffle partitions (Spark's default of 200 makes every micro-batch of a small lab
     run 200 tasks) and no web UI unless asked for; ``config`` adds any Spark setting
-    (and wins over :data:`JVM_SETTINGS`).
+    (and wins over :func:`jvm_settings`).
     """
     master = master or os.environ.get("KAFKALITE_SPARK_MASTER", "local[2]")
     prepare_environment(master)
@@ -151,7 +161,7 @@ def session(
         .config("spark.ui.enabled", str(ui).lower())
         .config("spark.ui.showConsoleProgress", "false")
     )
-    for key, value in {**JVM_SETTINGS, **(config or {})}.items():
+    for key, value in {**jvm_settings(), **(config or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
