@@ -34,6 +34,11 @@ from kafkalite.spark.sink import SinkCommitMessage, log
 from kafkalite.spark.sink_rows import KafkaRecord
 
 MAX_ATTEMPTS = 5
+COORDINATOR_MOVED = (
+    KafkaError.NOT_COORDINATOR,
+    KafkaError.COORDINATOR_NOT_AVAILABLE,
+    KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+)
 
 
 class ExactlyOnceTask:
@@ -96,14 +101,18 @@ class ExactlyOnceTask:
                 self._retry(lambda: producer.abort_transaction(self.timeout_s))
 
     def _retry(self, call: Any) -> Any:
-        """Call again while librdkafka says the error is retriable (a coordinator or
-        leader moving), up to the time bound; any other error fails the task."""
+        """Call again while the error is retriable (a coordinator or leader moving), up to
+        the time bound; any other error fails the task. A kept group consumer that asks
+        a broker which is no longer its group's coordinator gets NOT_COORDINATOR, which
+        librdkafka does not flag retriable but answers by looking the coordinator up
+        again (Kafka's own clients retry it)."""
         deadline = time.monotonic() + self.timeout_s
         while True:
             try:
                 return call()
             except KafkaException as exc:
                 error: KafkaError = exc.args[0]
-                if not error.retriable() or time.monotonic() >= deadline:
+                retriable = error.retriable() or error.code() in COORDINATOR_MOVED
+                if not retriable or time.monotonic() >= deadline:
                     raise
                 time.sleep(0.1)
