@@ -183,7 +183,9 @@ class Broker:
         self.producer_ids = ProducerIdManager(
             lambda: self.controller.allocate_producer_ids(self.broker_id, self.broker_epoch)
         )
-        self.group_offsets = BrokerOffsetsTopic(self.image, self.replica_manager, self.controller)
+        self.group_offsets = BrokerOffsetsTopic(
+            self.image, self.replica_manager, self.controller, cluster_size=len(voters)
+        )
         self.group_coordinator = GroupCoordinator(
             self.group_offsets,
             now_ms,

@@ -11,7 +11,11 @@ from kafkalite.metadata.image import MetadataImage
 
 class BrokerOffsetsTopic(InternalTopic):
     def __init__(
-        self, image: MetadataImage, replicas: ReplicaManager, controller: ControllerChannel
+        self,
+        image: MetadataImage,
+        replicas: ReplicaManager,
+        controller: ControllerChannel,
+        cluster_size: int,
     ) -> None:
         super().__init__(
             image,
@@ -21,4 +25,5 @@ class BrokerOffsetsTopic(InternalTopic):
             "offsets.topic.num.partitions",
             "offsets.topic.replication.factor",
             "offsets.topic.segment.bytes",
+            cluster_size,
         )

@@ -35,7 +35,11 @@ class InternalTopic:
         partitions_config: str,
         replication_config: str,
         segment_config: str,
+        cluster_size: int,
     ) -> None:
+        """``cluster_size``: the brokers of the cluster (``controller.quorum.voters``: every
+        Kafka-Lite broker is a voter), known from the start."""
+        self.cluster_size = cluster_size
         self.image = image
         self.replicas = replicas
         self.controller = controller
@@ -61,11 +65,16 @@ class InternalTopic:
             if name == self.name and p.is_leader
         )
 
-    def replication_factor(self) -> int:
-        """The configured replication factor, at most the brokers alive now (so that a
+    def wanted_replicas(self) -> int:
+        """The configured replication factor, at most the cluster's brokers (so that a
         one-broker lab works)."""
-        image = self.image
-        return min(image.broker_int(self.replication_config), len(image.live_brokers()))
+        return min(self.image.broker_int(self.replication_config), self.cluster_size)
+
+    def replication_factor(self) -> int:
+        """``wanted_replicas``, at most the brokers alive now: a lab that killed a broker
+        before its first consumer group still gets its offsets (Kafka would refuse to
+        create the topic until every broker is back)."""
+        return min(self.wanted_replicas(), len(self.image.live_brokers()))
 
     def topic_configs(self, replication_factor: int) -> dict[str, str | None]:
         """Configs the topic is created with: compacted (the latest value per key counts,
@@ -79,6 +88,12 @@ class InternalTopic:
         """Create the topic on first use, as Kafka does on the first FindCoordinator."""
         image = self.image
         if image.topic(self.name) is not None:
+            return
+        if len(image.brokers) < self.wanted_replicas():
+            # this broker has not yet replayed every broker's registration (at start-up,
+            # under load): created now, the topic would get fewer replicas than the cluster
+            # has. Not yet: FindCoordinator answers COORDINATOR_NOT_AVAILABLE, and the
+            # client asks again.
             return
         rf = self.replication_factor()
         await self.controller.create_topics(

@@ -34,7 +34,6 @@ class BrokerTransactionStateTopic(InternalTopic):
         controller: ControllerChannel,
         cluster_size: int,
     ) -> None:
-        self.cluster_size = cluster_size
         super().__init__(
             image,
             replicas,
@@ -43,12 +42,12 @@ class BrokerTransactionStateTopic(InternalTopic):
             "transaction.state.log.num.partitions",
             "transaction.state.log.replication.factor",
             "transaction.state.log.segment.bytes",
+            cluster_size,
         )
 
     def replication_factor(self) -> int:
-        image = self.image
-        brokers = max(self.cluster_size, len(image.brokers))
-        return min(image.broker_int(self.replication_config), brokers)
+        """Every replica wanted, dead brokers or not (see the module docstring)."""
+        return self.wanted_replicas()
 
     def topic_configs(self, replication_factor: int) -> dict[str, str | None]:
         min_isr = self.image.broker_int("transaction.state.log.min.isr")
