@@ -24,11 +24,19 @@ class RaftConfig:
     """``controller.quorum.fetch.timeout.ms``: a follower that has not fetched from its leader
     successfully for this long stands for election. The leader resigns if a majority has not
     fetched for 1.5x this (check quorum, KIP-1127)."""
-    request_timeout_ms: int = 250
-    """``controller.quorum.request.timeout.ms``: resend a request that got no response."""
-    fetch_max_wait_ms: int = 100
-    """How long the leader parks a Fetch that has nothing new (Kafka's ``max_wait_ms``);
-    must be below ``request_timeout_ms``."""
+    request_timeout_ms: int = 400
+    """``controller.quorum.request.timeout.ms``: resend a request that got no response.
+    Above ``fetch_max_wait_ms``, or a parked Fetch would be resent before its answer."""
+    fetch_max_wait_ms: int = 250
+    """How long the leader parks a Fetch that has nothing new (Kafka's ``max_wait_ms``,
+    500 ms there). A parked Fetch is answered at once when records arrive, so the wait
+    costs commits nothing; it sets how often an idle follower asks, and each Fetch is a
+    round trip through both processes and the link proxy, most of an idle cluster's CPU.
+    Bounded by ``fetch_timeout_ms``, which counts from the last answer: an idle follower
+    hears from its leader every ``fetch_max_wait_ms`` plus a round trip, and 250 ms of
+    that timeout are left for the round trip on a loaded machine (Kafka leaves 1.5 s).
+    A dead leader is noticed ``fetch_timeout_ms`` after the last answer, which came up to
+    a wait before the kill: a longer wait makes failover no slower."""
     election_backoff_max_ms: int = 300
     """``controller.quorum.election.backoff.max.ms``: the longest a preferred successor waits
     after EndQuorumEpoch before standing."""

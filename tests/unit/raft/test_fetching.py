@@ -8,7 +8,7 @@ from kafkalite.raft import ElectionState, Entry, RaftNode, Role, Snapshot
 from kafkalite.raft.messages import Envelope, EpochEndOffset, FetchRequest, FetchResponse
 from kafkalite.raft.node import NotLeader
 from kafkalite.raft.roles import LeaderState, VoterProgress
-from tests.unit.raft.helpers import deliver, make_node, settle
+from tests.unit.raft.helpers import CONFIG, deliver, make_node, settle
 
 pytestmark = pytest.mark.unit
 
@@ -135,7 +135,8 @@ def test_a_follower_behind_the_log_start_installs_the_snapshot() -> None:
     assert nodes[1].log.log_start_offset == 11
     out = nodes[3].poll(now + 1)  # its pending fetch times out and is resent
     deliver(nodes, out + nodes[1].poll(now + 1), now + 1)
-    deliver(nodes, nodes[3].poll(now + 300), now + 300)
+    later = now + CONFIG.request_timeout_ms + 50
+    deliver(nodes, nodes[3].poll(later), later)
     first = nodes[3].take_committed()[0]
     assert isinstance(first, Snapshot) and first.data == b"state@11" * 1000
     assert nodes[3].log.log_start_offset == 11 and len(applied) == 11
