@@ -24,6 +24,7 @@ from kafkalite.network.client import PeerUnavailableError
 from kafkalite.replication.isr import caught_up_replicas, out_of_sync_replicas
 from kafkalite.replication.partition import Partition
 from kafkalite.supervision import Spawn
+from kafkalite.ticks import sleep_until_tick
 from kafkalite.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ class IsrManager:
 
     async def _run(self) -> None:
         while True:
-            await asyncio.sleep(ISR_CHECK_INTERVAL_S)
+            await sleep_until_tick(ISR_CHECK_INTERVAL_S)
             lag_max_ms = self.image.broker_int("replica.lag.time.max.ms")
             now = self.now_ms()
             for key, partition in list(self.replicas.partitions.items()):

@@ -11,12 +11,17 @@ it. What other threads read is one published number, replaced whole.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import deque
 
+from kafkalite.ticks import sleep_until_tick
+
 WINDOW_MS = 5_000
-INTERVAL_S = 0.25
+INTERVAL_S = 0.5
+"""Twice a second, on the same ticks as the broker's 100 ms checks (``kafkalite.ticks``):
+on an idle broker each wake-up of its own costs more than the check it runs. A stall
+shorter than this that falls between two ticks is not seen; a loop that is busy for
+seconds, which is what ``status`` must show, is."""
 
 
 class LagWindow:
@@ -60,8 +65,7 @@ class LoopLagMonitor:
 
     async def run(self) -> None:
         while True:
-            asked = time.monotonic() + self.interval_s
-            await asyncio.sleep(self.interval_s)
+            asked = await sleep_until_tick(self.interval_s)
             now = time.monotonic()
             self._last_tick = now
             now_ms = int(now * 1000)

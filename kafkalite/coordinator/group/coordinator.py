@@ -22,6 +22,7 @@ from kafkalite.coordinator.group.offsets_log import CommittedOffset, OffsetsTopi
 from kafkalite.events import EventSink, EventType
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 from kafkalite.supervision import Spawn
+from kafkalite.ticks import sleep_until_tick
 
 log = logging.getLogger(__name__)
 TICK_S = 0.1
@@ -398,7 +399,7 @@ class GroupCoordinator:
 
     async def _tick_forever(self) -> None:
         while True:
-            await asyncio.sleep(TICK_S)
+            await sleep_until_tick(TICK_S)
             self.tick()
 
     def tick(self) -> None:

@@ -48,6 +48,7 @@ from kafkalite.coordinator.transaction.transaction_log import (
 from kafkalite.events import EventSink, EventType
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 from kafkalite.supervision import Spawn
+from kafkalite.ticks import sleep_until_tick
 from kafkalite.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -445,7 +446,7 @@ class TransactionCoordinator:
     async def _tick_forever(self) -> None:
         last_abort_check = 0
         while True:
-            await asyncio.sleep(TICK_S)
+            await sleep_until_tick(TICK_S)
             self._maybe_load_led_partitions()
             now = self.now_ms()
             if now - last_abort_check >= self.config.abort_interval_ms():
