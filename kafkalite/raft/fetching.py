@@ -59,6 +59,7 @@ class FetchingMixin(NodeBase):
             has_data = self.log.end_offset > parked.request.fetch_offset
             if force or has_data or now_ms >= parked.deadline_ms:
                 del s.parked[replica_id]
+                s.high_watermark_sent[replica_id] = self._high_watermark
                 self._respond(
                     replica_id, parked.correlation_id, self._fetch_records(parked.request)
                 )
@@ -126,12 +127,17 @@ class FetchingMixin(NodeBase):
             self._respond(src, cid, self._fetch_response(m.NONE, diverging_epoch=diverging))
             return
         s.update_replica(src, req.fetch_offset, now_ms, self.log.end_offset)
-        before = self._high_watermark
         self._maybe_update_high_watermark(s, now_ms)
         response = self._fetch_records(req)
-        if not response.records and req.max_wait_ms > 0 and before == self._high_watermark:
+        # Park only a voter that has nothing to learn: no entries, and the high watermark
+        # it last got is current. The fetch that brought the first follower's ack commits
+        # an entry; the other follower's, arriving just after, would otherwise wait the
+        # whole max wait to hear of that commit, and its broker to apply it.
+        knows_high_watermark = s.high_watermark_sent.get(src) == self._high_watermark
+        if not response.records and req.max_wait_ms > 0 and knows_high_watermark:
             s.parked[src] = ParkedFetch(src, cid, req, now_ms + req.max_wait_ms)
         else:
+            s.high_watermark_sent[src] = self._high_watermark
             self._respond(src, cid, response)
 
     def _handle_fetch_snapshot_request(

@@ -131,6 +131,9 @@ class LeaderState:
     check_quorum_deadline_ms: int
     begin_sent_ms: dict[int, int] = field(default_factory=dict)
     parked: dict[int, ParkedFetch] = field(default_factory=dict)
+    high_watermark_sent: dict[int, int] = field(default_factory=dict)
+    """The high watermark each voter last got in a Fetch response: a voter that has not
+    heard of the current one is answered at once, not parked (Kafka, KIP-1166)."""
     role: Role = Role.LEADER
 
     def update_replica(self, replica_id: int, end_offset: int, now_ms: int, leo: int) -> None:

@@ -152,3 +152,23 @@ def test_resign_hands_over_quickly_with_end_quorum_epoch() -> None:
     leaders = [n for n, node in nodes.items() if node.role is Role.LEADER]
     assert leaders == [2] and nodes[2].epoch == 2  # most caught up, then lowest id
     assert nodes[1].role is Role.FOLLOWER and nodes[1].leader_id == 2
+
+
+def test_the_second_follower_to_ack_an_entry_hears_of_its_commit_at_once() -> None:
+    """The first follower's ack commits the entry; the other follower's Fetch, just after,
+    has no entries to get but a new high watermark: parked, its broker would apply the
+    change a whole max wait later (a new partition leader, a created topic)."""
+    nodes = {n: make_node(n, seed=n) for n in (1, 2, 3)}
+    elect(nodes, 1)
+    now = settle(nodes, 10_001, 50)
+    leader = nodes[1]
+    end, epoch = leader.log.end_offset, leader.epoch
+    leader.append(now, [b"new leader of t-0"])
+    leader.poll(now)  # flushed; the parked Fetches get the entry (not yet committed)
+    for follower, cid in ((2, 51), (3, 52)):
+        fetch = FetchRequest(follower, epoch, end + 1, epoch, max_wait_ms=500)
+        out = leader.handle(now + 1, Envelope(follower, 1, cid, fetch))
+        answers = [e.message for e in out if e.correlation_id == cid]
+        assert len(answers) == 1, f"follower {follower}'s Fetch was parked"
+        assert isinstance(answers[0], FetchResponse)
+        assert answers[0].high_watermark == end + 1
