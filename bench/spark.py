@@ -10,7 +10,8 @@ driver kill, and the pipeline's peak memory (3 brokers, local[2]).
    batches after the first three.
 3. **Driver kill -> first batch after restart**: the copy pipeline as its own process,
    SIGKILLed after a committed batch and started again: seconds from the restart to the
-   next commit in its checkpoint (JVM start included), median of 3.
+   next commit in its checkpoint (JVM start included), median of 3; and of that, the
+   seconds to a SparkSession and to the started query, as the pipeline prints them.
 4. **Peak memory**: the largest sum of RSS over the driver process group (Python driver,
    JVM, Python workers) and the three brokers during run 3, and the largest sum of PSS
    (shared pages divided among the processes sharing them: Spark forks its Python
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import statistics
 import tempfile
 import threading
@@ -179,6 +181,7 @@ def restart_after_kill(cluster: Cluster, work: Path) -> dict[str, float]:
             peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
             time.sleep(0.1)
 
+    phases: list[list[float]] = []
     try:
         driver.start()
         wait_commit(None)
@@ -190,6 +193,7 @@ def restart_after_kill(cluster: Cluster, work: Path) -> dict[str, float]:
             driver.start()
             wait_commit(last)
             restarts.append(time.monotonic() - started)
+            phases.append([float(s) for s in re.findall(r"after ([0-9.]+) s", driver.log())])
     finally:
         driver.kill()
         trickle.stop.set()
@@ -197,6 +201,7 @@ def restart_after_kill(cluster: Cluster, work: Path) -> dict[str, float]:
     return {
         "restart_to_first_batch_s": round(statistics.median(restarts), 1),
         "restarts_s": [round(r, 1) for r in restarts],
+        "session_then_query_started_s": phases,
         "peak_rss_mb": round(peak_rss),
         "peak_pss_mb": round(peak_pss),
     }

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -62,12 +63,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--at-least-once", action="store_true")
     parser.add_argument("--available-now", action="store_true")
     args = parser.parse_args(argv)
+    started = time.monotonic()
     spark = session("kafkalite-copy")
+    print(f"kafkalite-copy: SparkSession after {time.monotonic() - started:.2f} s", flush=True)
     delivery = "at-least-once" if args.at_least_once else "exactly-once"
     query = copy_topic(
         spark, args.bootstrap, args.source, args.output, args.checkpoint, delivery,
         args.available_now,
     )  # fmt: skip
+    print(f"kafkalite-copy: query started after {time.monotonic() - started:.2f} s", flush=True)
     query.awaitTermination()
     spark.stop()
     return 0
