@@ -154,7 +154,11 @@ class ControllerService:
                     await self._run(partial(self.controller.fence_broker, broker_id))
                 except NotControllerError:
                     return
-                log.info("fenced broker %d: no heartbeat", broker_id)
+                log.info(
+                    "fenced broker %d: no heartbeat for %d ms",
+                    broker_id,
+                    self.heartbeats.effective_timeout_ms(now),
+                )
             wake_ms = max(self.heartbeats.next_expiry_ms(unfenced, now) + 1, now + 10)
             await asyncio.sleep((wake_ms - now) / 1000)
             late_ms = self.now_ms() - wake_ms - STALL_TOLERANCE_MS
@@ -179,7 +183,7 @@ class ControllerService:
     ) -> int:
         """The broker epoch is the offset its registration entry gets: the log end now,
         as operations are serialised."""
-        self.heartbeats.touch(broker_id, self.now_ms())
+        self.heartbeats.registered(broker_id, self.now_ms())
         return await self._run(
             lambda: self.controller.register_broker(
                 broker_id, host, port, rack, incarnation_id, self.quorum.log_end_offset

@@ -5,18 +5,38 @@ Kept in memory only, as Kafka's ``BrokerHeartbeatManager`` is: a new controller 
 every broker's clock afresh instead of fencing brokers it has simply not heard from yet.
 Pure; the caller passes the time.
 
-Two rules keep a busy broker from being taken for a dead one:
+Three rules keep a busy broker from being taken for a dead one:
 
 - time the controller itself was stalled (its loop ran late, its process was paused)
   does not count against anyone: ``forgive`` moves every clock forward by the stall, since
   heartbeats that arrived meanwhile could not have been read;
 - the controller never fences its own broker for silence (``expired``'s ``own_id``): if
-  the controller runs, the broker in its process does too.
+  the controller runs, the broker in its process does too;
+- the session stretches on a machine too busy to keep time: a broker that heartbeats
+  every 150 ms goes silent for much longer when its threads wait for a CPU (a course
+  server shared by a class, a 2-core laptop running the whole lab), and so do the others.
+  Silence is judged against the longer of ``broker.session.timeout.ms`` and
+  ``SESSION_STRETCH`` times the longest gap between two heartbeats of a live broker in the
+  last ``GAP_WINDOW_MS`` (at most ``MAX_SESSION_TIMEOUT_MS``, Kafka's own default). A gap
+  longer than the session it was judged by does not count: a paused or cut-off broker was
+  fenced, not slow, and its return stretches nothing. On a quiet machine gaps stay near
+  the interval and a silent broker is fenced after ``broker.session.timeout.ms``. This is
+  the idea of an accrual failure detector (Hayashibara et al.; Cassandra, Akka): judge
+  silence by the delays actually seen, not by a constant picked for a quiet machine.
+  Kafka keeps a fixed 9 s instead, long enough for most machines and too long for a lab.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
+
+SESSION_STRETCH = 3
+"""Silence is judged against this many times the longest recent gap between heartbeats."""
+GAP_WINDOW_MS = 60_000
+"""How long a late heartbeat keeps the session stretched."""
+MAX_SESSION_TIMEOUT_MS = 9_000
+"""The most a session stretches: Kafka's default ``broker.session.timeout.ms``."""
 
 
 class BrokerHeartbeats:
@@ -24,18 +44,50 @@ class BrokerHeartbeats:
         self.session_timeout_ms = session_timeout_ms
         self._last_contact_ms: dict[int, int] = {}
         self._replayed_offset: dict[int, int] = {}
+        self._heard: set[int] = set()
+        """Brokers that heartbeated in their current session (their next gap is one)."""
+        self._gaps: deque[tuple[int, int]] = deque()
+        """(arrival time, gap before it) in the last ``GAP_WINDOW_MS``: a monotonic queue,
+        each gap longer than every later one, so the longest is first."""
 
     def reset(self, broker_ids: Iterable[int], now_ms: int) -> None:
         """A controller taking over gives every broker a full session to check in."""
         self._last_contact_ms = dict.fromkeys(broker_ids, now_ms)
         self._replayed_offset = {}
+        self._heard = set()
+
+    def registered(self, broker_id: int, now_ms: int) -> None:
+        """A registration starts a new session: the time since the broker's last heartbeat
+        (it restarted) is no gap."""
+        self._heard.discard(broker_id)
+        self._last_contact_ms[broker_id] = max(now_ms, self._last_contact_ms.get(broker_id, 0))
 
     def touch(self, broker_id: int, now_ms: int, replayed_offset: int | None = None) -> None:
-        """A heartbeat (or registration) arrived; ``replayed_offset`` is the last metadata
-        offset the broker says its image has replayed."""
-        self._last_contact_ms[broker_id] = max(now_ms, self._last_contact_ms.get(broker_id, 0))
+        """A heartbeat arrived; ``replayed_offset`` is the last metadata offset the broker
+        says its image has replayed."""
+        last = self._last_contact_ms.get(broker_id)
+        if last is not None and broker_id in self._heard:
+            gap = now_ms - last
+            if 0 < gap <= self.effective_timeout_ms(now_ms):
+                self._record_gap(now_ms, gap)
+        self._heard.add(broker_id)
+        self._last_contact_ms[broker_id] = max(now_ms, last or 0)
         if replayed_offset is not None:
             self._replayed_offset[broker_id] = replayed_offset
+
+    def _record_gap(self, now_ms: int, gap_ms: int) -> None:
+        # a gap no longer than this later one can never be the window's longest again
+        while self._gaps and self._gaps[-1][1] <= gap_ms:
+            self._gaps.pop()
+        self._gaps.append((now_ms, gap_ms))
+
+    def effective_timeout_ms(self, now_ms: int) -> int:
+        """The session timeout, stretched by the heartbeat gaps of the last minute."""
+        while self._gaps and self._gaps[0][0] < now_ms - GAP_WINDOW_MS:
+            self._gaps.popleft()
+        longest = self._gaps[0][1] if self._gaps else 0
+        stretched = min(SESSION_STRETCH * longest, MAX_SESSION_TIMEOUT_MS)
+        return max(self.session_timeout_ms, stretched)
 
     def forgive(self, stalled_ms: int, now_ms: int) -> None:
         """This controller could not read heartbeats for ``stalled_ms``: that time counts
@@ -46,7 +98,7 @@ class BrokerHeartbeats:
     def expired(self, unfenced: Iterable[int], now_ms: int, own_id: int | None = None) -> list[int]:
         """The unfenced brokers silent for longer than the session timeout (never
         ``own_id``, the broker in the controller's own process)."""
-        deadline = now_ms - self.session_timeout_ms
+        deadline = now_ms - self.effective_timeout_ms(now_ms)
         return sorted(
             b
             for b in unfenced
@@ -57,7 +109,7 @@ class BrokerHeartbeats:
         """When the first unfenced broker's session runs out if nothing arrives (``now_ms``
         plus a session when there is none to watch)."""
         lasts = [self._last_contact_ms.setdefault(b, now_ms) for b in unfenced]
-        return min(lasts, default=now_ms) + self.session_timeout_ms
+        return min(lasts, default=now_ms) + self.effective_timeout_ms(now_ms)
 
     def behind(self, live: Iterable[int], offset: int) -> list[int]:
         """The live brokers that have not yet reported replaying ``offset``."""

@@ -111,6 +111,61 @@ def test_a_stalled_controller_counts_its_stall_against_no_broker() -> None:
     assert beats.expired([1, 2], now_ms=3_901) == [1, 2]
 
 
+def heartbeating(beats: BrokerHeartbeats, broker_id: int, every_ms: int, until_ms: int) -> None:
+    for t in range(every_ms, until_ms + 1, every_ms):
+        beats.touch(broker_id, t)
+
+
+def test_on_a_quiet_machine_silence_is_judged_by_the_session_timeout() -> None:
+    beats = BrokerHeartbeats(session_timeout_ms=800)
+    beats.reset([1, 2], now_ms=0)
+    heartbeating(beats, 1, 150, 3_000)
+    heartbeating(beats, 2, 150, 1_500)
+    assert beats.effective_timeout_ms(3_000) == 800
+    assert beats.expired([1, 2], now_ms=2_301) == [2]
+
+
+def test_late_heartbeats_stretch_the_session_for_a_while() -> None:
+    """A machine so busy that a live broker's heartbeats came 600 ms apart: a silence of
+    1.5 s is not yet death, until a minute of punctual heartbeats has passed."""
+    beats = BrokerHeartbeats(session_timeout_ms=800)
+    beats.reset([1, 2], now_ms=0)
+    beats.touch(1, 100)
+    beats.touch(1, 700)  # 600 ms after the last one
+    beats.touch(2, 100)
+    assert beats.effective_timeout_ms(700) == 1_800
+    assert beats.expired([1, 2], now_ms=1_700) == []
+    assert beats.expired([1, 2], now_ms=1_901) == [2]
+    heartbeating(beats, 1, 150, 62_000)
+    assert beats.effective_timeout_ms(62_000) == 800
+    beats.touch(1, 70_000)  # far beyond its session: fenced meanwhile, not slow
+    assert beats.effective_timeout_ms(70_000) == 800
+
+
+def test_the_stretch_has_kafkas_default_as_its_limit() -> None:
+    beats = BrokerHeartbeats(session_timeout_ms=800)
+    beats.reset([1], now_ms=0)
+    gap = 700
+    t = 0
+    for _ in range(6):  # each gap within the stretched session of the one before
+        t += gap
+        beats.touch(1, t)
+        gap = beats.effective_timeout_ms(t) - 1
+    assert beats.effective_timeout_ms(t) == 9_000
+
+
+def test_a_restart_or_a_new_controller_is_no_gap() -> None:
+    beats = BrokerHeartbeats(session_timeout_ms=800)
+    beats.reset([1, 2], now_ms=0)
+    beats.touch(1, 600)  # first heartbeat to this controller: 600 ms after it took over
+    beats.touch(2, 100)
+    beats.registered(2, 700)  # restarted within its session
+    beats.touch(2, 850)
+    assert beats.effective_timeout_ms(850) == 800
+    beats.touch(2, 1_400)  # 550 ms: a real gap
+    assert beats.effective_timeout_ms(1_400) == 1_650
+
+
 def test_the_fence_check_wakes_when_the_first_session_runs_out() -> None:
     beats = BrokerHeartbeats(session_timeout_ms=800)
     beats.reset([1, 2], now_ms=0)
