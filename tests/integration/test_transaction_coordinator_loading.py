@@ -46,7 +46,15 @@ IDS = 120_000
 
 
 def write_many_ids(bootstrap: str) -> None:
-    """``IDS`` transactional ids, each as if it had run InitProducerId once."""
+    """``IDS`` transactional ids, each as if it had run InitProducerId once. Every delivery
+    must succeed: librdkafka's flush counts a refused record as done, and a refused bulk
+    once showed up only as replicas never holding it, 180 s later."""
+    errors: list[Any] = []
+
+    def delivered(error: Any, _message: Any) -> None:
+        if error is not None:
+            errors.append(error)
+
     producer = Producer(
         {
             "bootstrap.servers": bootstrap,
@@ -67,8 +75,10 @@ def write_many_ids(bootstrap: str) -> None:
             value_bytes(transit),
             key_bytes(txn_id),
             partition=partition_for(txn_id, 1),
+            on_delivery=delivered,
         )
     assert producer.flush(180) == 0
+    assert not errors, f"{len(errors)} records refused, the first: {errors[0]}"
 
 
 def replicated(cluster: Cluster) -> bool:

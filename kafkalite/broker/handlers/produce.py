@@ -7,7 +7,10 @@ replica has it, or the request's timeout expires (REQUEST_TIMED_OUT).
 The internal topics (``__consumer_offsets``, ``__transaction_state``) are written by the
 coordinators only: a client's Produce to them gets INVALID_TOPIC_EXCEPTION, as in Kafka.
 A student's stray record there would otherwise be replayed by every coordinator that
-loads the partition.
+loads the partition. The one exception is Kafka's too: a client whose client id is
+``__admin_client`` (Kafka's ``AdminUtils.ADMIN_CLIENT_ID``, its ``internalTopicsAllowed``)
+may write them, which is how a tool (or a test) puts records of Kafka's own format there
+on purpose.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from kafkalite.protocol.codec import millis
 from kafkalite.protocol.errors import ErrorCode
 
 VALID_ACKS = (-1, 0, 1)
+ADMIN_CLIENT_ID = "__admin_client"
+"""The client id Kafka lets write the internal topics (``AdminUtils.ADMIN_CLIENT_ID``)."""
 
 
 class ProduceApi:
@@ -36,12 +41,13 @@ class ProduceApi:
     async def produce(self, ctx: RequestContext, request: Any) -> Any:
         replicas = self._replicas
         acks = int(request.acks)
+        internal_topics_allowed = ctx.request.client_id == ADMIN_CLIENT_ID
         results: list[tuple[str, int, ProduceResult]] = []
         for topic in request.topic_data:
             for part in topic.partition_data:
                 if acks not in VALID_ACKS:
                     result = ProduceResult(ErrorCode.invalid_required_acks)
-                elif topic.name in INTERNAL_TOPICS:
+                elif topic.name in INTERNAL_TOPICS and not internal_topics_allowed:
                     result = ProduceResult(
                         ErrorCode.invalid_topic_exception,
                         message=f"Cannot append to internal topic {topic.name}",
