@@ -157,7 +157,13 @@ def run_in_threads(*jobs: Any) -> None:
 def test_producers_retry_while_a_new_coordinator_loads_a_big_partition(
     make_cluster3: Any,
 ) -> None:
-    cluster = make_cluster3()
+    # Kafka's replica.lag.time.max.ms (30 s), not the lab's 1 s: beside the suite on two
+    # cores (load 30), the loading leader and its followers each ran seconds late, the
+    # follower left and rejoined the ISR every few seconds, and a transaction-log write
+    # that met the ISR at [leader] (min.insync.replicas 2) failed, which makes the
+    # coordinator reload the 120,000 ids (41 s) and outlast kafka-python's 60 s
+    # transaction. The ISR under starvation is another test's subject, not this one's.
+    cluster = make_cluster3(**{"replica.lag.time.max.ms": "30000"})
     bootstrap = cluster.bootstrap_servers
     old = coordinator_broker(cluster, f"probe-{uuid.uuid4().hex[:8]}")
     topic = f"out-{uuid.uuid4().hex[:8]}"
