@@ -24,6 +24,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kafkalite.spark.fork_client import ENV as FORK_SERVER_ENV
 from kafkalite.spark.java import find_java_home
 
 if TYPE_CHECKING:
@@ -48,17 +49,25 @@ JVM_SETTINGS = {
 
 def spark_python(python: str = sys.executable, *options: str) -> Path:
     """The ``PYSPARK_PYTHON`` script for ``python`` (with ``options``): the early-connecting
-    :mod:`kafkalite.spark.source_runner` for Spark's streaming-source runner, ``python``
-    itself for every other worker (this package is put on the runner's path: a Python
-    started by Spark need not find it by itself). Written once per command and user, to
-    the temporary directory, readable by all (a sandboxed grader runs it as another user)."""
+    :mod:`kafkalite.spark.source_runner` for Spark's streaming-source runner (this package
+    is put on its path: a Python started by Spark need not find it by itself); when
+    ``$KAFKALITE_SPARK_FORK_SERVER`` names a fork server, that runner and Spark's daemons
+    (every ``-m MODULE``) become forks of it (:mod:`kafkalite.spark.fork_client`);
+    ``python`` itself for anything else. Written once per command and user, to the
+    temporary directory, readable by all (a sandboxed grader runs it as another user)."""
     command = shlex.join([python, *options])
+    client = shlex.quote(str(PACKAGE_ROOT / "spark" / "fork_client.py"))
+    root = shlex.quote(str(PACKAGE_ROOT.parent))
     script = (
         "#!/bin/sh\n"
-        "# PYSPARK_PYTHON of kafkalite.spark: see kafkalite/spark/source_runner.py\n"
+        "# PYSPARK_PYTHON of kafkalite.spark: see kafkalite/spark/source_runner.py and\n"
+        "# kafkalite/spark/fork_server.py\n"
         f'if [ "$1" = "-m" ] && [ "$2" = "{RUNNER}" ]; then\n'
-        f"  PYTHONPATH={shlex.quote(str(PACKAGE_ROOT.parent))}${{PYTHONPATH:+:$PYTHONPATH}} "
-        f"exec {command} -m kafkalite.spark.source_runner\n"
+        f"  export PYTHONPATH={root}${{PYTHONPATH:+:$PYTHONPATH}}\n"
+        "  set -- -m kafkalite.spark.source_runner\n"
+        "fi\n"
+        f'if [ -n "${FORK_SERVER_ENV}" ] && [ "$1" = "-m" ]; then\n'
+        f'  exec {shlex.quote(python)} -I -S {client} {command} "$@"\n'
         "fi\n"
         f'exec {command} "$@"\n'
     )
@@ -90,9 +99,15 @@ def prepare_environment(master: str = "local[2]") -> None:
     (values a user already set are kept). The early-connecting runner script is for a
     ``local`` master only: a cluster's executors run ``PYSPARK_PYTHON`` too, on machines
     (or containers) where the script, written to this machine's temporary directory,
-    does not exist."""
+    does not exist. So is the fork server (:mod:`kafkalite.spark.fork_server`), started
+    here so that it imports pyspark and pyarrow while the JVM starts (an empty
+    ``KAFKALITE_SPARK_FORK_SERVER`` turns it off: each daemon then starts Python)."""
     local = master.startswith("local") and PACKAGE_ROOT.is_dir()  # not from a zip either
     os.environ.setdefault("PYSPARK_PYTHON", str(spark_python() if local else sys.executable))
+    if local and os.environ["PYSPARK_PYTHON"] == str(spark_python()):
+        from kafkalite.spark import fork_server  # noqa: PLC0415 (a module run as __main__)
+
+        os.environ.setdefault(FORK_SERVER_ENV, fork_server.start())
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("JAVA_HOME", str(find_java_home()))

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from kafkalite.spark.fork_client import ENV as FORK_SERVER_ENV
 from kafkalite.spark.session import RUNNER, spark_python
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
@@ -38,7 +39,7 @@ def test_the_runner_connects_and_authenticates_before_it_imports_pyarrow() -> No
     with socket.create_server(("127.0.0.1", 0)) as server:
         server.settimeout(60)
         env = {
-            **os.environ,
+            **{k: v for k, v in os.environ.items() if k != FORK_SERVER_ENV},  # the runner itself
             "PYTHON_WORKER_FACTORY_PORT": str(server.getsockname()[1]),
             "PYTHON_WORKER_FACTORY_SECRET": secret,
         }

@@ -1,0 +1,124 @@
+"""The fork server runs ``python -m MODULE ARGS`` for the ``PYSPARK_PYTHON`` script as a
+fork of a Python that has pyspark and pyarrow imported already, as if the script had run
+it: the client's standard streams, arguments, working directory, environment (its
+``PYTHONPATH`` included) and exit code, and Spark's signals reaching the fork. Without a
+fork server the script runs Python itself. Spark's daemons run this way in every other
+Spark test."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kafkalite.spark import fork_server
+from kafkalite.spark.fork_client import ENV
+from kafkalite.spark.session import spark_python
+
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
+
+PROBE = """
+import json, os, sys
+line = sys.stdin.readline()
+print(json.dumps({
+    "argv": sys.argv[1:], "cwd": os.getcwd(), "stdin": line, "env": os.environ.get("PROBE"),
+    "preloaded": "pyarrow" in sys.modules, "pid": os.getpid(), "ppid": os.getppid(),
+}), flush=True)
+if sys.argv[1:] == ["wait"]:
+    sys.stdin.readline()
+sys.exit(int(os.environ.get("PROBE_EXIT", "0")))
+"""
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    path = str(tmp_path / "server.sock")
+    process = fork_server.launch(path)
+    try:
+        yield path, process
+    finally:
+        process.kill()
+        process.wait(30)
+
+
+def probe_env(tmp_path: Path, path: str | None, **extra: str) -> dict[str, str]:
+    modules = tmp_path / "modules"
+    modules.mkdir(exist_ok=True)
+    (modules / "fork_probe.py").write_text(textwrap.dedent(PROBE))
+    env = {k: v for k, v in os.environ.items() if k != ENV}
+    env |= {"PYTHONPATH": str(modules), "PROBE": "from-the-client", **extra}
+    return env | ({ENV: path} if path else {})
+
+
+def run_probe(command: list[str], env: dict[str, str], cwd: Path) -> tuple[int, dict[str, object]]:
+    out = subprocess.run(
+        command, input=b"hello\n", env=env, cwd=cwd, capture_output=True, timeout=120, check=False
+    )
+    assert out.stdout, out.stderr.decode()
+    return out.returncode, json.loads(out.stdout)
+
+
+def test_a_module_runs_as_a_preloaded_fork_with_the_clients_streams_and_environment(
+    server: tuple[str, subprocess.Popen[bytes]], tmp_path: Path
+) -> None:
+    path, process = server
+    env = probe_env(tmp_path, path, PROBE_EXIT="3")
+    code, seen = run_probe([str(spark_python()), "-m", "fork_probe", "a b", "c"], env, tmp_path)
+    assert code == 3
+    assert seen["argv"] == ["a b", "c"]
+    assert seen["cwd"] == str(tmp_path)
+    assert seen["stdin"] == "hello\n"
+    assert seen["env"] == "from-the-client"
+    assert seen["preloaded"] is True
+    assert seen["ppid"] == process.pid
+
+
+def test_without_a_fork_server_the_script_runs_python_itself(tmp_path: Path) -> None:
+    env = probe_env(tmp_path, str(tmp_path / "no-such.sock"))
+    code, seen = run_probe([str(spark_python()), "-m", "fork_probe", "x"], env, tmp_path)
+    assert code == 0
+    assert seen["argv"] == ["x"]
+    assert seen["preloaded"] is False
+
+
+def test_a_signal_to_the_client_reaches_the_fork_and_its_exit_code_returns(
+    server: tuple[str, subprocess.Popen[bytes]], tmp_path: Path
+) -> None:
+    path, _process = server
+    env = probe_env(tmp_path, path)
+    client = subprocess.Popen(
+        [str(spark_python()), "-m", "fork_probe", "wait"],
+        env=env, cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert client.stdin is not None and client.stdout is not None
+        client.stdin.write(b"hello\n")
+        client.stdin.flush()
+        fork = json.loads(client.stdout.readline())
+        assert fork["pid"] != client.pid
+        client.send_signal(signal.SIGTERM)
+        assert client.wait(60) == 128 + signal.SIGTERM
+        deadline = time.monotonic() + 30
+        while Path(f"/proc/{fork['pid']}").exists():
+            assert time.monotonic() < deadline, "the fork outlived the SIGTERM"
+            time.sleep(0.05)
+    finally:
+        client.kill()
+        client.wait(30)
+
+
+def test_the_server_stops_when_its_driver_closes_the_pipe(
+    server: tuple[str, subprocess.Popen[bytes]],
+) -> None:
+    path, process = server
+    assert process.stdin is not None
+    process.stdin.close()
+    assert process.wait(60) == 0
+    assert not os.path.exists(path)
