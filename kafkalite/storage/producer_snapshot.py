@@ -118,7 +118,7 @@ def _fill(state: ProducerStateManager, body: dict[str, Any]) -> None:
             coordinator_epoch=int(p["coordinator_epoch"]),
         )
         entry.batches.extend(BatchMetadata(*map(int, b)) for b in p["batches"])
-        state.producers[int(p["producer_id"])] = entry
+        state.restore(int(p["producer_id"]), entry)
     state.unreplicated.extend(
         CompletedTxn(int(pid), int(first), int(last), bool(aborted))
         for pid, first, last, aborted in body["unreplicated"]

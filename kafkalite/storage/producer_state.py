@@ -261,6 +261,14 @@ class ProducerStateManager:
             for pid, e in sorted(self.producers.items())
         ]
 
+    def restore(self, producer_id: int, entry: ProducerEntry) -> None:
+        """Put back a producer read from a snapshot, its open transaction included: a
+        broker restarted in the middle of a transaction must keep its last stable offset
+        below it (read_committed readers of a new leader saw records later aborted)."""
+        self.producers[producer_id] = entry
+        if entry.current_txn_first_offset is not None:
+            self.ongoing[producer_id] = entry.current_txn_first_offset
+
     def clear(self) -> None:
         self.producers.clear()
         self.ongoing.clear()

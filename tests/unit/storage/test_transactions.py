@@ -103,6 +103,24 @@ def test_the_index_survives_a_clean_restart_and_is_rebuilt_by_recovery(tmp_path:
     assert [t.producer_id for t in recovered.producer_state.ongoing_transactions()] == [5]
 
 
+def test_a_transaction_open_at_a_restart_still_bounds_the_stable_offset(tmp_path: Path) -> None:
+    """A clean close snapshots the producer state and the reopened log replays nothing: the
+    open transaction must come back from the snapshot (it came back as the producer's
+    ``current_txn_first_offset`` only, and read_committed readers of the restarted broker,
+    once it led again, read records that were aborted later)."""
+    log = open_log(tmp_path / "t-0")
+    log.append_as_leader(plain(b"before"), 0)  # 0
+    log.append_as_leader(txn_batch(7, 0, b"a", b"b"), 0)  # 1-2, open
+    log.append_as_leader(plain(b"after"), 0)  # 3
+    log.close()
+    reopened = open_log(tmp_path / "t-0")
+    state = reopened.producer_state
+    assert state.first_unstable_offset(high_watermark=4) == 1
+    assert [t.first_offset for t in state.ongoing_transactions()] == [1]
+    reopened.append_as_leader(marker(7, committed=False), 0, COORDINATOR)  # 4
+    assert state.first_unstable_offset(high_watermark=5) is None
+
+
 def test_truncation_forgets_aborts_whose_marker_is_cut(tmp_path: Path) -> None:
     log = open_log(tmp_path / "t-0")
     log.append_as_leader(txn_batch(7, 0, b"a"), 0)
