@@ -57,6 +57,8 @@ CONSUMER_DEFAULTS: dict[str, Any] = {
     "metadata_max_age_ms": 5000,
 }
 WAIT_S = 30.0
+FINAL_SAMPLE_TIMEOUT_S = 10.0
+"""How long a watch's last sample waits for each broker's answer."""
 
 
 class LabTimeoutError(TimeoutError):
@@ -211,17 +213,21 @@ class Lab:
         replica per sample, ``t`` in seconds since the first. ``plot_offsets`` draws it.
 
         The watch lasts at least as long as ``during()`` and always ends with a sample
-        taken after it returned, so what ``during()`` waited for is in the frame."""
+        taken after it returned, so what ``during()`` waited for is in the frame. That last
+        one waits for every broker's answer (``FINAL_SAMPLE_TIMEOUT_S``): a background
+        sample that a busy broker left unanswered within its second had left the frame
+        without the state ``during()`` had seen (lab 02 in CI)."""
         samples: list[tuple[float, dict[str, Any]]] = []
         stop = threading.Event()
-        sampled = threading.Condition()
+        appending = threading.Lock()
 
         def sample() -> None:
             while not stop.is_set():
                 taken = (time.time(), self.cluster.status(timeout_s=1.0))
-                with sampled:
+                with appending:
+                    if stop.is_set():
+                        return  # after the last sample: dropped, it is older
                     samples.append(taken)
-                    sampled.notify_all()
                 stop.wait(every_s)
 
         sampler = threading.Thread(target=sample, name="kafkalite-watch", daemon=True)
@@ -231,12 +237,12 @@ class Lab:
             if during is not None:
                 during()
             time.sleep(max(0.0, seconds - (time.monotonic() - started)))
-            after = time.time()
-            with sampled:  # a status call takes at most its own timeout
-                sampled.wait_for(lambda: samples and samples[-1][0] >= after, timeout=5.0)
         finally:
-            stop.set()
-            sampler.join(5)
+            with appending:
+                stop.set()
+        last = (time.time(), self.cluster.status(timeout_s=FINAL_SAMPLE_TIMEOUT_S))
+        samples.append(last)
+        sampler.join(5)
         return offsets_over_time(samples, topic, partition)
 
     def plot_offsets(self, frame: pd.DataFrame, title: str | None = None) -> Figure:

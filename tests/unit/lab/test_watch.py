@@ -61,3 +61,27 @@ def test_a_watch_ends_with_the_state_its_during_function_left():
 
     frame = Lab(cluster).watch("orders", seconds=0.0, during=append, every_s=1.0)  # type: ignore[arg-type]
     assert list(frame[frame["leader"]]["log_end_offset"])[-1] == 20
+
+
+class BusyBroker(SlowStatus):
+    """A broker too busy to answer within a second: a short status shows what it said
+    before, only a patient one what it holds now."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.answered = 8
+
+    def status(self, timeout_s: float) -> dict:
+        if timeout_s >= 5:
+            self.answered = self.leo
+        return later(STATUS, self.answered)
+
+
+def test_a_watch_waits_for_a_busy_broker_in_its_last_sample():
+    cluster = BusyBroker()
+
+    def append() -> None:
+        cluster.leo = 20
+
+    frame = Lab(cluster).watch("orders", seconds=0.3, during=append, every_s=0.05)  # type: ignore[arg-type]
+    assert list(frame[frame["leader"]]["log_end_offset"])[-1] == 20
