@@ -107,7 +107,8 @@ def prepare_environment(master: str = "local[2]") -> None:
     if local and os.environ["PYSPARK_PYTHON"] == str(spark_python()):
         from kafkalite.spark import fork_server  # noqa: PLC0415 (a module run as __main__)
 
-        os.environ.setdefault(FORK_SERVER_ENV, fork_server.start())
+        if FORK_SERVER_ENV not in os.environ:  # set (empty: off) by the caller: none here
+            os.environ[FORK_SERVER_ENV] = fork_server.start()
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("JAVA_HOME", str(find_java_home()))
