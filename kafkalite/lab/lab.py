@@ -72,6 +72,8 @@ class Lab:
         """The current history: clients made without ``history=`` record into it."""
         self._clients: list[Any] = []
         self._numbers = itertools.count(1)
+        self._watches: list[Callable[[float, dict[str, Any]], None]] = []
+        """Each running ``watch`` also keeps every snapshot the lab reads meanwhile."""
 
     def __repr__(self) -> str:
         states = ", ".join(f"{b}: {s.value}" for b, s in self.cluster.broker_states().items())
@@ -153,7 +155,11 @@ class Lab:
     # ---- seeing inside ---------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
-        return self.cluster.status()
+        asked_at = time.time()
+        snapshot = self.cluster.status()
+        for keep in list(self._watches):
+            keep(asked_at, snapshot)
+        return snapshot
 
     def brokers(self) -> pd.DataFrame:
         return tables.brokers_frame(self.status())
@@ -213,24 +219,29 @@ class Lab:
         replica per sample, ``t`` in seconds since the first. ``plot_offsets`` draws it.
 
         The watch lasts at least as long as ``during()`` and always ends with a sample
-        taken after it returned, so what ``during()`` waited for is in the frame. That last
-        one waits for every broker's answer (``FINAL_SAMPLE_TIMEOUT_S``): a background
-        sample that a busy broker left unanswered within its second had left the frame
-        without the state ``during()`` had seen (lab 02 in CI)."""
+        taken after it returned, so what ``during()`` waited for is in the frame. The
+        snapshots ``during()`` reads itself (``lab.wait_for_isr`` and the other waits)
+        join the background samples: a sampler alone, at its own pace, could miss a state
+        that ``during()`` saw and waited for (a follower back in the ISR for half a second,
+        under CI load in lab 02). The last sample waits for every broker's answer
+        (``FINAL_SAMPLE_TIMEOUT_S``)."""
         samples: list[tuple[float, dict[str, Any]]] = []
         stop = threading.Event()
         appending = threading.Lock()
 
+        def keep(at: float, snapshot: dict[str, Any]) -> None:
+            with appending:
+                if not stop.is_set():  # after the last sample: dropped, it is older
+                    samples.append((at, snapshot))
+
         def sample() -> None:
             while not stop.is_set():
-                taken = (time.time(), self.cluster.status(timeout_s=1.0))
-                with appending:
-                    if stop.is_set():
-                        return  # after the last sample: dropped, it is older
-                    samples.append(taken)
+                asked_at = time.time()
+                keep(asked_at, self.cluster.status(timeout_s=1.0))
                 stop.wait(every_s)
 
         sampler = threading.Thread(target=sample, name="kafkalite-watch", daemon=True)
+        self._watches.append(keep)
         sampler.start()
         started = time.monotonic()
         try:
@@ -238,11 +249,13 @@ class Lab:
                 during()
             time.sleep(max(0.0, seconds - (time.monotonic() - started)))
         finally:
+            self._watches.remove(keep)
             with appending:
                 stop.set()
         last = (time.time(), self.cluster.status(timeout_s=FINAL_SAMPLE_TIMEOUT_S))
-        samples.append(last)
         sampler.join(5)
+        samples.sort(key=lambda taken: taken[0])
+        samples.append(last)
         return offsets_over_time(samples, topic, partition)
 
     def plot_offsets(self, frame: pd.DataFrame, title: str | None = None) -> Figure:

@@ -85,3 +85,26 @@ def test_a_watch_waits_for_a_busy_broker_in_its_last_sample():
 
     frame = Lab(cluster).watch("orders", seconds=0.3, during=append, every_s=0.05)  # type: ignore[arg-type]
     assert list(frame[frame["leader"]]["log_end_offset"])[-1] == 20
+
+
+class Stepping(SlowStatus):
+    """A cluster that answers at once and whose leader's LEO the test moves."""
+
+    def status(self, timeout_s: float = 5.0) -> dict:
+        return later(STATUS, self.leo)
+
+
+def test_a_watch_keeps_what_its_during_function_saw_between_samples():
+    cluster = Stepping()
+    lab = Lab(cluster)  # type: ignore[arg-type]
+
+    def pass_through_20() -> None:
+        time.sleep(0.2)  # after the sampler's first sample; its next is 5 s away
+        cluster.leo = 20
+        lab.wait_for(lambda: lab.replicas("orders")["log_end_offset"].max() == 20, 5, "20")
+        cluster.leo = 25  # 20 held only while during() looked at it
+
+    frame = lab.watch("orders", seconds=0.0, during=pass_through_20, every_s=5.0)
+    leader = list(frame[frame["leader"]]["log_end_offset"])
+    assert leader == [8, 20, 25]
+    assert list(frame["t"]) == sorted(frame["t"])
