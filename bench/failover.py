@@ -179,7 +179,7 @@ def kafka_python_failover(cluster: Cluster) -> dict[str, Any]:
                 next(b["id"] for b in cluster.status()["brokers"] if b["state"] == "dead")
             )
     finally:
-        producer.close()
+        producer.close(timeout=10)  # after a failed run, records may wait for a dead leader
     return {
         "runs_ms": [round(d) for d in delays],
         "median_ms": round(statistics.median(delays)),
