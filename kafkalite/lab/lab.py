@@ -222,8 +222,8 @@ class Lab:
         taken after it returned, so what ``during()`` waited for is in the frame. The
         snapshots ``during()`` reads itself (``lab.wait_for_isr`` and the other waits)
         join the background samples: a sampler alone, at its own pace, could miss a state
-        that ``during()`` saw and waited for (a follower back in the ISR for half a second,
-        under CI load in lab 02). The last sample waits for every broker's answer
+        that ``during()`` saw and waited for (an ISR that held its size only briefly).
+        The last sample waits for every broker's answer
         (``FINAL_SAMPLE_TIMEOUT_S``)."""
         samples: list[tuple[float, dict[str, Any]]] = []
         stop = threading.Event()
