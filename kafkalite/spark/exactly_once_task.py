@@ -22,6 +22,7 @@ older one can no longer commit).
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
@@ -30,6 +31,7 @@ from kafkalite.spark.exactly_once import already_written, batch_marker, transact
 from kafkalite.spark.kept_consumers import KEPT
 from kafkalite.spark.options import SinkOptions
 from kafkalite.spark.producing import make_producer, send_all
+from kafkalite.spark.send_offsets import is_wedged, send_offsets_to_transaction
 from kafkalite.spark.sink import SinkCommitMessage, log
 from kafkalite.spark.sink_rows import KafkaRecord
 
@@ -55,8 +57,7 @@ class ExactlyOnceTask:
         if not records:
             return SinkCommitMessage(self.partition, 0)
         conn = self.options.connection
-        producer = make_producer(conn, **{"transactional.id": self.transactional_id})
-        self._retry(lambda: producer.init_transactions(self.timeout_s))
+        producer = self._new_producer()
         group_config = conn.client_config(
             **{
                 "group.id": self.transactional_id,
@@ -76,20 +77,32 @@ class ExactlyOnceTask:
         self._transaction(producer, records, marker, metadata)
         return SinkCommitMessage(self.partition, len(records))
 
+    def _new_producer(self) -> Any:
+        """A producer of the task's transactional id; its ``init_transactions`` fences any
+        older one and has the coordinator abort what that one left open."""
+        producer = make_producer(
+            self.options.connection, **{"transactional.id": self.transactional_id}
+        )
+        self._retry(lambda: producer.init_transactions(self.timeout_s))
+        return producer
+
     def _transaction(
         self, producer: Any, records: list[KafkaRecord], marker: TopicPartition, metadata: Any
     ) -> None:
+        """Abortable failures abort and try again; a wedged producer (see
+        :mod:`kafkalite.spark.send_offsets`) is replaced, which aborts its transaction."""
         for attempt in range(1, MAX_ATTEMPTS + 1):
             producer.begin_transaction()
             errors: list[str] = []
             try:
                 send_all(producer, records, errors)
-                producer.send_offsets_to_transaction([marker], metadata, self.timeout_s)
-                self._retry(lambda: producer.commit_transaction(self.timeout_s))
+                send_offsets_to_transaction(producer, [marker], metadata, self.timeout_s)
+                self._retry(partial(producer.commit_transaction, self.timeout_s))
                 return
             except KafkaException as exc:
                 error: KafkaError = exc.args[0]
-                if not error.txn_requires_abort() or attempt == MAX_ATTEMPTS:
+                wedged = is_wedged(error)
+                if not (error.txn_requires_abort() or wedged) or attempt == MAX_ATTEMPTS:
                     raise
                 log.warning(
                     "kafkalite sink: %s batch %d: transaction aborted (%s), attempt %d",
@@ -98,7 +111,10 @@ class ExactlyOnceTask:
                     error.str(),
                     attempt,
                 )
-                self._retry(lambda: producer.abort_transaction(self.timeout_s))
+                if wedged:
+                    producer = self._new_producer()
+                else:
+                    self._retry(partial(producer.abort_transaction, self.timeout_s))
 
     def _retry(self, call: Any) -> Any:
         """Call again while the error is retriable (a coordinator or leader moving), up to

@@ -31,6 +31,7 @@ from confluent_kafka import (
 
 from kafkalite.checker import Commit, Poll, Report, check_exactly_once
 from kafkalite.cluster import Cluster
+from kafkalite.spark.send_offsets import send_offsets_to_transaction
 from tests.chaos.harness import History, Nemesis, Workload, wait_converged
 from tests.support.topics import create_topic
 from tests.support.transactions import SENTINEL, write_sentinels
@@ -150,7 +151,8 @@ class Transformer:
                     )
                 offsets[m.partition()] = m.offset() + 1
             tps = [TopicPartition(self.pipeline.source, p, o) for p, o in sorted(offsets.items())]
-            producer.send_offsets_to_transaction(tps, self.consumer.consumer_group_metadata(), 30)
+            metadata = self.consumer.consumer_group_metadata()
+            send_offsets_to_transaction(producer, tps, metadata, 30)  # librdkafka#5456
             self.commit(producer)
         except KafkaException as exc:
             self.recover(producer, exc, stop)
