@@ -2,7 +2,8 @@
 
 Every ``ISR_CHECK_INTERVAL_S`` each partition this broker leads is checked against the
 rules in ``replication.isr`` (a follower that has not caught up for
-``replica.lag.time.max.ms`` leaves; one that reached the high watermark rejoins). A change
+``replica.lag.time.max.ms`` leaves; one that reached the high watermark and caught up
+recently rejoins). A change
 is sent as AlterPartition with the partition epoch it was computed from, so the controller
 rejects it if anything changed meanwhile, and takes effect only once committed, when the
 new registration is replayed here like any other metadata (Kafka's ``AlterPartitionManager``).
@@ -43,7 +44,11 @@ def proposed_isr(
     it again and again."""
     others = [r for r in partition.isr if r != partition.local_broker_id]
     leaving = set(out_of_sync_replicas(others, partition.followers, now_ms, lag_max_ms))
-    joining = {r for r in caught_up_replicas(partition.isr, partition.followers) if eligible(r)}
+    joining = {
+        r
+        for r in caught_up_replicas(partition.isr, partition.followers, now_ms, lag_max_ms)
+        if eligible(r)
+    }
     members = (set(partition.isr) - leaving) | joining | {partition.local_broker_id}
     return tuple(r for r in partition.replicas if r in members)
 
