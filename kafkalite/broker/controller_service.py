@@ -70,6 +70,7 @@ class ControllerService:
         self._lock = asyncio.Lock()
         self._tasks: list[asyncio.Task[None]] = []
         quorum.on_activation(self._on_activation)
+        quorum.on_fetch_from(self._voter_fetched)
 
     def _session_timeout_ms(self) -> int:
         return self.image.broker_int("broker.session.timeout.ms")
@@ -133,6 +134,18 @@ class ControllerService:
                 self.spawn(self._fence_loop(), "fence-check"),
                 self.spawn(self._rebalance_loop(), "leader-rebalance"),
             ]
+
+    def _voter_fetched(self, node_id: int) -> None:
+        """Every broker here is also a voter of the metadata quorum (combined mode), and a
+        voter's Fetch reaches the active controller from the same process and over the same
+        link as its heartbeats, every ``controller.quorum.fetch.max.wait.ms`` or sooner:
+        it counts as contact, as a heartbeat does. Kafka judges a broker's session by its
+        heartbeats alone; here that would need one every 150 ms to fence a dead broker
+        within ``broker.session.timeout.ms`` on a busy machine, and those round trips were
+        most of an idle cluster's CPU. The heartbeats still carry everything else (the
+        replayed metadata offset, fencing and shutdown requests), at once when it changes."""
+        if self.quorum.is_active:
+            self.heartbeats.touch(node_id, self.now_ms())
 
     async def stop(self) -> None:
         for task in self._tasks:

@@ -45,6 +45,7 @@ CommitListener = Callable[[int, MetadataRecord], None]
 SnapshotListener = Callable[[int, list[MetadataRecord]], None]
 AppliedListener = Callable[[int], None]
 ActivationListener = Callable[[bool], None]
+FetchListener = Callable[[int], None]
 
 INBOUND_TIMEOUT_S = 5.0
 STALL_SETTLE_PASSES = 4
@@ -144,6 +145,7 @@ class RaftQuorum:
         self._snapshot_listeners: list[SnapshotListener] = []
         self._activation_listeners: list[ActivationListener] = []
         self._applied_listeners: list[AppliedListener] = []
+        self._fetch_listeners: list[FetchListener] = []
         self._inbound: dict[tuple[int, int], asyncio.Future[m.Message]] = {}
         self._commit_waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._sends: set[asyncio.Task[None]] = set()
@@ -229,6 +231,11 @@ class RaftQuorum:
         handed out (control entries count too: they carry no records)."""
         self._applied_listeners.append(listener)
 
+    def on_fetch_from(self, listener: FetchListener) -> None:
+        """Called with the id of each voter whose Fetch reaches this node, as it arrives:
+        proof that the voter's process runs and reaches this one."""
+        self._fetch_listeners.append(listener)
+
     # ---- lifecycle ----------------------------------------------------------------------
     def start(self, spawn: Spawn) -> None:
         """Run the Raft driver, supervised: if applying a record fails, the broker stops
@@ -293,6 +300,9 @@ class RaftQuorum:
         self, source: int, correlation_id: int, message: m.Message
     ) -> m.Message:
         """A quorum request from another voter; returns the node's response to it."""
+        if isinstance(message, m.FetchRequest):
+            for listener in self._fetch_listeners:
+                listener(source)
         key = (source, correlation_id)
         future: asyncio.Future[m.Message] = asyncio.get_running_loop().create_future()
         self._inbound[key] = future

@@ -329,9 +329,10 @@ APPLIED_BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef(
             "broker.heartbeat.interval.ms",
             _I,
-            "150",
+            "400",
             "2000",
-            "how often a broker heartbeats to the active controller",
+            "how often a broker heartbeats to the active controller (its quorum Fetch, more "
+            "often, proves it alive too)",
             minimum=10,
         ),
         ConfigDef(
@@ -339,7 +340,8 @@ APPLIED_BROKER_CONFIGS: dict[str, ConfigDef] = {
             _I,
             "800",
             "9000",
-            "the controller fences a broker whose heartbeats stop for this long",
+            "the controller fences a broker it has not heard from for this long (heartbeat or "
+            "quorum Fetch)",
             minimum=10,
         ),
         ConfigDef(

@@ -35,6 +35,9 @@ class SlowQuorum:
     def on_activation(self, listener: Any) -> None:
         pass
 
+    def on_fetch_from(self, listener: Any) -> None:
+        pass
+
     async def append(self, records: list[MetadataRecord]) -> int:
         await self.release.wait()
         for record in records:

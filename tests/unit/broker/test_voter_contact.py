@@ -1,0 +1,70 @@
+"""A voter's quorum Fetch keeps its broker's session, as a heartbeat does: every broker is
+also a voter here, so the active controller hears from each several times a second without
+a heartbeat round trip (which had been most of an idle cluster's CPU)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafkalite.broker.controller_service import ControllerService
+from kafkalite.controller.quorum_controller import QuorumController
+from kafkalite.metadata.image import MetadataImage
+from kafkalite.raft import messages as m
+from tests.unit.broker.single_voter import single_voter_quorum
+
+pytestmark = [pytest.mark.unit, pytest.mark.asyncio]
+
+SESSION_MS = 800  # broker.session.timeout.ms's default
+
+
+class ActiveQuorum:
+    """The active controller's quorum, as the service sees it: hands out the Fetch listener."""
+
+    is_active = True
+    leader_id = node_id = 1
+
+    def __init__(self) -> None:
+        self.fetch_listeners: list[Any] = []
+
+    def on_activation(self, listener: Any) -> None:
+        pass
+
+    def on_fetch_from(self, listener: Any) -> None:
+        self.fetch_listeners.append(listener)
+
+
+def service_with_three_brokers(now: list[int]) -> tuple[ControllerService, ActiveQuorum]:
+    image = MetadataImage()
+    controller = QuorumController(image)
+    for broker in (1, 2, 3):
+        for record in controller.register_broker(broker, "h", 9000 + broker, None, "x", 0).records:
+            image.replay(record, 0)
+    quorum = ActiveQuorum()
+    service = ControllerService(quorum, controller, lambda: now[0], lambda coro, name: None)  # type: ignore[arg-type]
+    service.heartbeats.reset([1, 2, 3], now[0])
+    return service, quorum
+
+
+async def test_a_voter_that_only_fetches_keeps_its_session() -> None:
+    now = [0]
+    service, quorum = service_with_three_brokers(now)
+    for t in range(250, 2001, 250):  # broker 2's Fetches arrive; broker 3 is silent
+        now[0] = t
+        for listener in quorum.fetch_listeners:
+            listener(2)
+    assert service.heartbeats.expired([2, 3], now[0]) == [3]
+
+
+async def test_a_fetch_reaching_the_quorum_is_reported_with_its_voter(tmp_path: Path) -> None:
+    quorum = single_voter_quorum(tmp_path)
+    heard: list[int] = []
+    quorum.on_fetch_from(heard.append)
+    request = asyncio.create_task(quorum.handle_request(2, 7, m.FetchRequest(2, 0, 0, 0)))
+    await asyncio.sleep(0)
+    request.cancel()
+    await asyncio.gather(request, return_exceptions=True)
+    assert heard == [2]
