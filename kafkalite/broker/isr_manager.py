@@ -117,6 +117,7 @@ class IsrManager:
             for key, partition in list(self.replicas.partitions.items()):
                 if not partition.is_leader or key in self._in_flight:
                     continue
+                partition.credit_waiting_followers(now)
                 wanted = proposed_isr(partition, now, lag_max_ms, self.replicas.is_broker_alive)
                 if wanted != partition.isr:
                     self._in_flight.add(key)

@@ -268,6 +268,8 @@ class ReplicaManager:
                 isolation_level,
                 min_one_message,
             )
+            if request.replica_id >= 0:
+                partition.follower_answered(request.replica_id)
         except KafkaError as exc:
             if exc.code == ErrorCode.fenced_leader_epoch:
                 self.events.emit(
@@ -292,10 +294,13 @@ class ReplicaManager:
             else [],
         )
 
-    def record_follower_fetches(self, requests: Sequence[FetchRequestPartition]) -> None:
+    def record_follower_fetches(
+        self, requests: Sequence[FetchRequestPartition], max_wait_ms: int
+    ) -> None:
         """A follower's Fetch says how far it has got: take that into account at once,
-        before the Fetch waits for new data (it may wait ``replica.fetch.wait.max.ms``),
-        because it may move the high watermark that acks=all producers and consumers wait for."""
+        before the Fetch waits for new data (up to ``max_wait_ms``, the follower's
+        ``replica.fetch.wait.max.ms``), because it may move the high watermark that
+        acks=all producers and consumers wait for."""
         for request in requests:
             partition = self.partitions.get((request.topic, request.partition))
             if request.replica_id < 0 or partition is None:
@@ -307,6 +312,7 @@ class ReplicaManager:
                     request.fetch_offset,
                     self.now_ms(),
                     request.log_start_offset,
+                    max_wait_ms,
                 )
             except KafkaError:
                 continue  # read() reports the error in the response
@@ -377,6 +383,10 @@ class ReplicaManager:
                 return 1 << 30
             if 0 <= request.log_start_offset < partition.log_start_offset:
                 return 1 << 30  # a follower to tell at once that its log start must move
+            if request.replica_id >= 0 and partition.follower_lacks_high_watermark(
+                request.replica_id
+            ):
+                return 1 << 30  # a follower to tell at once that the HW moved
             total += partition.log.bytes_between(request.fetch_offset, bound)
         return total
 

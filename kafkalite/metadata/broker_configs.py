@@ -355,7 +355,7 @@ APPLIED_BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef(
             "replica.fetch.wait.max.ms",
             _I,
-            "100",
+            "500",
             "500",
             "how long a leader may hold a follower's Fetch that finds nothing new",
             minimum=0,

@@ -38,6 +38,11 @@ class ReplicaState:
     reached_high_watermark: bool = False
     """At its last fetch it had everything below the HW (and this leader's epoch start):
     the condition for rejoining the ISR, judged when it fetches, not sampled later."""
+    fetch_held_until_ms: int = -1
+    """Its latest Fetch is at the leader, unanswered, until this time at the latest (the
+    Fetch's ``max_wait``); -1 once answered."""
+    last_sent_high_watermark: int = -1
+    """The HW the latest answer to its Fetch carried: what it knows of the HW."""
 
 
 @dataclass(slots=True)
@@ -215,12 +220,19 @@ class Partition:
         return follower
 
     def update_follower_fetch(
-        self, replica_id: int, fetch_offset: int, now_ms: int, log_start_offset: int = -1
+        self,
+        replica_id: int,
+        fetch_offset: int,
+        now_ms: int,
+        log_start_offset: int = -1,
+        max_wait_ms: int = 0,
     ) -> bool:
         """A follower fetching from ``fetch_offset`` has everything below it (Kafka's
-        ``updateFollowerFetchState``); its ``log_start_offset`` is where its log now starts.
-        True when that moved the high watermark."""
+        ``updateFollowerFetchState``); its ``log_start_offset`` is where its log now starts;
+        the leader may hold the Fetch for ``max_wait_ms``. True when that moved the high
+        watermark."""
         follower = self.check_follower(replica_id)
+        follower.fetch_held_until_ms = now_ms + max_wait_ms
         follower.log_start_offset = log_start_offset
         leader_end = self.log.log_end_offset
         if fetch_offset >= leader_end:
@@ -238,6 +250,31 @@ class Partition:
             fetch_offset >= self.high_watermark and fetch_offset >= self.epoch_start_offset
         )
         return self.maybe_increment_leader_hw()
+
+    def follower_answered(self, replica_id: int) -> None:
+        """The answer to the follower's Fetch is on its way, with the current HW."""
+        follower = self.followers.get(replica_id)
+        if follower is not None:
+            follower.fetch_held_until_ms = -1
+            follower.last_sent_high_watermark = self.high_watermark
+
+    def follower_lacks_high_watermark(self, replica_id: int) -> bool:
+        """The HW moved past what the follower last heard: a Fetch of it the leader holds
+        is answered now, so that the follower learns it (Kafka's ``DelayedFetch``, case H,
+        KIP-392), rather than after ``replica.fetch.wait.max.ms``."""
+        follower = self.followers.get(replica_id)
+        return follower is not None and self.high_watermark > follower.last_sent_high_watermark
+
+    def credit_waiting_followers(self, now_ms: int) -> None:
+        """A follower whose Fetch the leader is holding at the log end has everything the
+        leader has, now: it is caught up at every instant of the wait, not only when the
+        Fetch arrived. Kafka judges at arrival only, which is enough with its 500 ms wait
+        against 30 s of ``replica.lag.time.max.ms``; here the lag allowed is 1 s, and
+        an idle follower's next Fetch comes a wait plus a round trip after the last."""
+        end = self.log.log_end_offset
+        for follower in self.followers.values():
+            if follower.fetch_held_until_ms >= now_ms and follower.log_end_offset >= end:
+                follower.last_caught_up_time_ms = max(follower.last_caught_up_time_ms, now_ms)
 
     def low_watermark(self, alive: Callable[[int], bool]) -> int:
         """The lowest log start offset over this leader and its live followers (Kafka's

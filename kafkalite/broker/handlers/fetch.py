@@ -84,8 +84,9 @@ class FetchApi:
         replicas = self._replicas
         wanted, unknown = self._partitions(ctx, request)
         isolation = int(request.isolation_level)
-        max_wait_s = max(millis(request.max_wait), 0) / 1000
-        replicas.record_follower_fetches(wanted)
+        max_wait_ms = max(millis(request.max_wait), 0)
+        max_wait_s = max_wait_ms / 1000
+        replicas.record_follower_fetches(wanted, max_wait_ms)
         await replicas.wait_for_data(wanted, isolation, max(int(request.min_bytes), 1), max_wait_s)
         results = replicas.read_all(wanted, isolation, int(request.max_bytes))
         return self._response(ctx, wanted, results, unknown)
