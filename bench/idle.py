@@ -3,6 +3,10 @@
 - **One idle 3-broker cluster**: CPU (percent of one core) and RSS of everything it runs
   (three broker processes and the link-proxy daemon), over ``WINDOW_S`` seconds after it
   settled: CPU is the processes' user+system time over the window, RSS the sum at its end.
+- **The same cluster holding a lab's topics** (``LAB_TOPICS`` topics of 3 partitions,
+  replication factor 3): what a student's cluster costs between exercises. Followers keep
+  fetching from every leader (each Fetch held ``replica.fetch.wait.max.ms`` when there is
+  nothing new), so this, not the empty cluster, is the figure a course server plans with.
 - **Many idle clusters on one machine** (``--clusters N``): N 3-broker clusters start and
   idle side by side; then, in each one in turn, the active controller is killed (SIGKILL)
   and the time until its successor commits is measured against the target (1 s, as in
@@ -28,10 +32,12 @@ from bench.common import bench_cluster, record
 from bench.failover import sigkill
 from kafkalite.cluster import Cluster
 from kafkalite.events import EventType
+from tests.support.topics import create_topic
 from tests.support.waiting import wait_for
 
 WINDOW_S = 60.0
 SETTLE_S = 10.0
+LAB_TOPICS = 3
 CONTROLLER_FAILOVER_TARGET_S = 1.0
 
 
@@ -100,6 +106,11 @@ def controller_failover_s(cluster: Cluster) -> float:
     return took
 
 
+def create_lab_topics(cluster: Cluster) -> None:
+    for i in range(LAB_TOPICS):
+        create_topic(cluster.bootstrap_servers, f"lab-topic-{i}", 3, 3, {})
+
+
 @contextlib.contextmanager
 def idle_clusters(count: int) -> Iterator[list[Cluster]]:
     with contextlib.ExitStack() as stack:
@@ -116,6 +127,10 @@ def main(argv: list[str] | None = None) -> None:
         time.sleep(SETTLE_S)  # start-up work (metadata replay, registrations) is not idle cost
         results["load_average_before"] = os.getloadavg()[0]
         results["idle"] = idle_cost(clusters, args.window_s)
+        for cluster in clusters:
+            create_lab_topics(cluster)
+        time.sleep(SETTLE_S)
+        results["idle_with_lab_topics"] = idle_cost(clusters, args.window_s)
         if args.clusters > 1:
             failovers = [controller_failover_s(c) for c in clusters]
             results["controller_failover_s"] = [round(f, 2) for f in failovers]
