@@ -297,11 +297,13 @@ def run(
         write_sentinels(cluster.bootstrap_servers, pipeline.source, 3)
         inputs = read_log(pipeline, pipeline.source, "read_uncommitted")
         ends = {p: max(records, default=-1) + 1 for (_, p), records in inputs.items()}
-        drained = wait_for(
-            lambda: _drained(history, pipeline, ends),
-            180,
-            f"the pipeline to consume all input (transactions: {cluster.status()['transactions']})",
-        )
+        try:
+            drained = wait_for(
+                lambda: _drained(history, pipeline, ends), 180, "the pipeline to consume all input"
+            )
+        except AssertionError as exc:  # the transactions as they are now, not when it began
+            transactions = cluster.status()["transactions"]
+            raise AssertionError(f"{exc}; transactions: {transactions}") from exc
         pipeline_stop.set()
         for thread in workers:
             thread.join(90)
