@@ -9,8 +9,9 @@ to the broker named ``controller_id``, and do not look elsewhere if it cannot be
 serves: the active controller (the quorum leader) while it is live, else a live broker,
 which forwards those requests to the controller once there is one (Kafka's KRaft
 brokers name a live broker too: clients never reach a KRaft controller directly). For
-the same reason a quorum leader this broker cannot reach is not listed among the brokers
-until a new controller has fenced it: a client would pick it for its next request.
+the same reason a broker this one found gone (a voter whose connection was refused or
+reset: killed or stopped) is not listed until a new controller has fenced it, even while
+the quorum elects a new leader: a client would pick it for its next request.
 """
 
 from __future__ import annotations
@@ -39,16 +40,15 @@ class ClusterIdentity:
 
     def brokers_for_clients(self) -> list[BrokerRegistration]:
         """The brokers Metadata and DescribeCluster list (see
-        ``MetadataImage.brokers_for_clients``), without a quorum leader this broker has
-        just found unreachable: it stays registered and unfenced until a new controller
-        fences it, and meanwhile a client would pick it for its next request and fail
-        (kafka-python's admin client does not try another broker)."""
-        view = self.quorum_view()
-        gone = view.leader_id if view.leader_id >= 0 and not view.leader_reachable else None
+        ``MetadataImage.brokers_for_clients``), without the voters this broker has found
+        gone: they stay registered and unfenced until a new controller fences them, and
+        meanwhile a client would pick one for its next request and fail (kafka-python's
+        admin client does not try another broker)."""
+        gone = self.quorum_view().gone_voters
         return [
             b
             for b in self.image.brokers_for_clients(self.broker_id)
-            if b.broker_id != gone or b.broker_id == self.broker_id
+            if b.broker_id not in gone or b.broker_id == self.broker_id
         ]
 
 

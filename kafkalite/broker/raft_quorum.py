@@ -24,8 +24,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from kafkalite.broker.gone_voters import GoneVoters
 from kafkalite.events import EventSink, EventType
-from kafkalite.metadata.records import MetadataRecord, decode_batch, encode_batch
+from kafkalite.metadata.records import (
+    MetadataRecord,
+    RegisterBrokerRecord,
+    UnfenceBrokerRecord,
+    decode_batch,
+    encode_batch,
+)
 from kafkalite.network.client import PeerConnection, PeerTimeoutError, PeerUnavailableError
 from kafkalite.raft import messages as m
 from kafkalite.raft import wire
@@ -97,10 +104,13 @@ class QuorumView:
     info: QuorumInfo | None = None
     """DescribeQuorum's view (leader only), with wall-clock timestamps."""
     leader_reachable: bool = False
-    """This voter leads, or its last request to the leader did not find the connection
-    refused or reset: a leader that was killed or stopped is known unreachable at once,
-    before the quorum elects another (which takes ``fetch.timeout.ms`` and an election).
-    A leader that is merely slow to answer (busy, paused) counts as reachable."""
+    """This voter leads, or knows a leader it has not found gone: a leader that was
+    killed or stopped is known unreachable at once, before the quorum elects another
+    (which takes ``fetch.timeout.ms`` and an election). A leader that is merely slow to
+    answer (busy, paused) counts as reachable."""
+    gone_voters: frozenset[int] = frozenset()
+    """Other voters whose process this one found no longer listening, with no sign of
+    life since (see ``gone_voters``); kept through elections, until they are fenced."""
 
 
 class RaftQuorum:
@@ -154,8 +164,7 @@ class RaftQuorum:
         self._seen: tuple[Role, int] = (self.node.role, self.node.epoch)
         self._active = False
         self._fetched_in_epoch = -1
-        self._unreachable: set[int] = set()
-        """Voters whose last request from here found nothing listening (refused, reset)."""
+        self._gone = GoneVoters()
         self.applied_end_offset = 0
         """Everything below this offset has been handed to the listeners."""
         self.view = QuorumView()
@@ -300,6 +309,7 @@ class RaftQuorum:
         self, source: int, correlation_id: int, message: m.Message
     ) -> m.Message:
         """A quorum request from another voter; returns the node's response to it."""
+        self._gone.heard_from(source)
         if isinstance(message, m.FetchRequest):
             for listener in self._fetch_listeners:
                 listener(source)
@@ -343,11 +353,10 @@ class RaftQuorum:
             return  # busy or paused, perhaps, not gone; the node resends after request_timeout_ms
         except PeerUnavailableError:
             # nothing listens there (refused, reset): a killed or stopped voter
-            if envelope.destination not in self._unreachable:
-                self._unreachable.add(envelope.destination)
+            if self._gone.found_gone(envelope.destination, self.clock.now()):
                 self.wake()  # the view says so at once
             return  # the node resends after request_timeout_ms
-        self._unreachable.discard(envelope.destination)
+        self._gone.heard_from(envelope.destination)
         self._deliver(
             m.Envelope(
                 envelope.destination, self.node_id, envelope.correlation_id, wire.decode(response)
@@ -369,6 +378,7 @@ class RaftQuorum:
         if self._bytes_since_snapshot >= self._snapshot_every_bytes:
             self._take_snapshot()
         hw = self.node.high_watermark
+        gone = self._gone.at(self.clock.now())
         self.view = QuorumView(
             self.leader_id,
             self.epoch,
@@ -377,8 +387,8 @@ class RaftQuorum:
             self.applied_end_offset,
             self._active,
             self.describe(),
-            self.leader_id == self.node_id
-            or (self.leader_id >= 0 and self.leader_id not in self._unreachable),
+            self.leader_id == self.node_id or (self.leader_id >= 0 and self.leader_id not in gone),
+            gone,
         )
         waiting = []
         for offset, future in self._commit_waiters:
@@ -393,6 +403,8 @@ class RaftQuorum:
         """Hand the entry's records to the listeners; only then is it applied."""
         if not entry.control:
             for record in decode_batch(entry.payload):
+                if isinstance(record, RegisterBrokerRecord | UnfenceBrokerRecord):
+                    self._gone.heard_from(record.broker_id)  # the controller heard from it
                 for listener in self._listeners:
                     listener(entry.offset, record)
         self.applied_end_offset = entry.offset + 1

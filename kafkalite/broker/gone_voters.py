@@ -1,0 +1,47 @@
+"""Which other voters this broker has found gone: their process no longer listens.
+
+A request to a voter that finds the connection refused or reset means nothing listens
+there any more (a network partition resets nothing: faults hold bytes, peers time out),
+so the voter was killed or stopped. Such a broker stays registered and unfenced until
+the active controller fences it, which takes an election (when it led) and
+``broker.session.timeout.ms``: about two seconds in which Metadata would still list it.
+kafka-python picks any listed broker for its next request and tries no other when that
+one refuses, so a student who kills the controller and creates a topic on the next line
+would get ECONNREFUSED. Brokers therefore leave gone voters out of what they tell
+clients (``ClusterIdentity``) until there is a sign of life.
+
+Signs of life: an answer from the voter, a request from it, or a metadata record in
+which the controller registers or unfences it (a restarted broker registers again). A
+voter nobody talks to (a follower does not send to other followers) could otherwise stay
+"gone" for ever on a false alarm, so a finding also expires after ``FORGET_AFTER_MS``,
+long after any controller would have fenced a broker that is really gone.
+"""
+
+from __future__ import annotations
+
+FORGET_AFTER_MS = 30_000
+
+
+class GoneVoters:
+    """Voter ids found gone, each with when it was found; pure (the caller's clock)."""
+
+    def __init__(self, forget_after_ms: int = FORGET_AFTER_MS) -> None:
+        self._found_at_ms: dict[int, int] = {}
+        self._forget_after_ms = forget_after_ms
+
+    def found_gone(self, voter_id: int, now_ms: int) -> bool:
+        """Record that nothing listens at ``voter_id``; True if that is news."""
+        news = voter_id not in self._found_at_ms
+        self._found_at_ms[voter_id] = now_ms
+        return news
+
+    def heard_from(self, voter_id: int) -> None:
+        """A sign of life from ``voter_id``: it is not gone (any more)."""
+        self._found_at_ms.pop(voter_id, None)
+
+    def at(self, now_ms: int) -> frozenset[int]:
+        """The voters found gone, less the findings older than the expiry."""
+        expired = [v for v, t in self._found_at_ms.items() if now_ms - t >= self._forget_after_ms]
+        for voter_id in expired:
+            del self._found_at_ms[voter_id]
+        return frozenset(self._found_at_ms)
