@@ -225,6 +225,17 @@ class RaftQuorum:
             and self.applied_end_offset >= self.node.high_watermark
         )
 
+    def catch_up_report(self) -> str:
+        """Where this voter stands, in a line for the log of a broker slow to start."""
+        stands = (
+            f"role {self.node.role.name}, epoch {self.epoch}, leader {self.leader_id}, "
+            f"fetched in epoch {self._fetched_in_epoch}, log end {self.log_end_offset}, "
+            f"high watermark {self.high_watermark}, applied {self.applied_end_offset}, "
+            f"now {self.clock.now()} ms, gone {sorted(self.view.gone_voters)}"
+        )
+        following = self.node.follower_progress
+        return f"{stands}; {following}" if following else stands
+
     # ---- listeners ----------------------------------------------------------------------
     def register(self, listener: CommitListener) -> None:
         self._listeners.append(listener)

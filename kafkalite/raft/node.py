@@ -104,6 +104,20 @@ class RaftNode(ElectionMixin, FetchingMixin):
         )
 
     @property
+    def follower_progress(self) -> str:
+        """How this node follows, in a line for a log (empty unless it follows): whether a
+        Fetch is in flight and since when, and the snapshot it is fetching, if any."""
+        s = self._state
+        if not isinstance(s, FollowerState):
+            return ""
+        fetch = s.snapshot_fetch
+        return (
+            f"in flight: {s.in_flight_correlation_id} sent at {s.in_flight_sent_ms} ms, "
+            f"fetched from this leader: {s.has_fetched}, snapshot being fetched: "
+            + (f"{fetch.snapshot_id} ({len(fetch.data)} bytes)" if fetch else "none")
+        )
+
+    @property
     def epoch_start_offset(self) -> int | None:
         """Where this leader's epoch begins (its LeaderChange entry); None unless leading.
         Once the high watermark passes it, every entry of earlier epochs is committed."""
