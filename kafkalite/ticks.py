@@ -7,11 +7,17 @@ loop, system calls, a context switch and cold caches on a busy machine): they we
 of an idle broker's main-thread CPU. ``sleep_until_tick`` sleeps until the next multiple
 of the period on the loop's clock, so checks whose periods divide one another wake in the
 same pass of the loop. A check still runs once per period; only its phase is fixed.
+
+A check with nothing to watch (no group with members, no transaction in flight, every ISR
+full) need not run ten times a second: a ``Ticker`` lets it pick its period before each
+sleep (the short one while it watches something, a long one otherwise) and be woken at
+once when something it must see arrives (a member joins, a partition changes leader).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 
 async def sleep_until_tick(period_s: float) -> float:
@@ -26,6 +32,26 @@ async def sleep_until_tick(period_s: float) -> float:
     finally:
         handle.cancel()
     return due
+
+
+class Ticker:
+    """The wake-ups of one periodic check, on the shared grid of ``sleep_until_tick``, cut
+    short by ``wake``. Owned by one event loop: ``wake`` is called on that loop's thread."""
+
+    def __init__(self) -> None:
+        self._woken = asyncio.Event()  # binds to the loop that first waits on it
+
+    def wake(self) -> None:
+        """Something the check must see now arrived: end the current (or next) sleep."""
+        self._woken.set()
+
+    async def sleep(self, period_s: float) -> None:
+        """Sleep until the next multiple of ``period_s`` or until woken."""
+        due = next_tick(asyncio.get_running_loop().time(), period_s)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout_at(due):
+                await self._woken.wait()
+        self._woken.clear()
 
 
 def next_tick(now_s: float, period_s: float) -> float:

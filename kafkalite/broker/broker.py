@@ -327,7 +327,14 @@ class Broker:
         if not self.events.replaying:  # a starting broker reconciles once, caught up
             self.replica_manager.reconcile()
             self.fetchers.schedule_sync()
+        self._leaderships_changed()
         self.events.emit(EventType.METADATA_SNAPSHOT_LOADED, offset=offset, records=len(records))
+
+    def _leaderships_changed(self) -> None:
+        """The coordinators load what this broker has come to lead, and drop what it no
+        longer leads, now rather than at their next idle check."""
+        self.group_coordinator.wake()
+        self.txn_coordinator.wake()
 
     def _on_commit(self, offset: int, record: MetadataRecord) -> None:
         """Replay a committed record, then bring local state in line with it."""
@@ -352,6 +359,7 @@ class Broker:
                         self.events.emit, self.broker_id, topic.name, record, before, after
                     )
                 self.fetchers.schedule_sync()
+                self._leaderships_changed()
             case TopicRecord():
                 self.events.emit(
                     EventType.TOPIC_CREATED, topic=record.name, topic_id=record.topic_id

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Protocol
 
 from kafkalite.broker.raft_quorum import NotControllerError
@@ -33,6 +33,19 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 ISR_CHECK_INTERVAL_S = 0.1
+"""How often the ISRs are checked while a replica is out of one (it may rejoin any time)
+or a change is on its way. With every ISR full only a shrink can come, and Kafka looks for
+one every ``replica.lag.time.max.ms`` / 2 (its ``isr-expiration`` task): so does this."""
+
+
+def isr_check_period_s(
+    partitions: Iterable[Partition], in_flight: Collection[TopicPartition], lag_max_ms: int
+) -> float:
+    """Short while a led ISR lacks a replica (it may rejoin any time) or a change is on its
+    way; else ``replica.lag.time.max.ms`` / 2, when only a shrink can come."""
+    if in_flight or any(p.is_leader and len(p.isr) < len(p.replicas) for p in partitions):
+        return ISR_CHECK_INTERVAL_S
+    return max(ISR_CHECK_INTERVAL_S, lag_max_ms / 2000)
 
 
 def proposed_isr(
@@ -111,7 +124,9 @@ class IsrManager:
 
     async def _run(self) -> None:
         while True:
-            await sleep_until_tick(ISR_CHECK_INTERVAL_S)
+            lag_max_ms = self.image.broker_int("replica.lag.time.max.ms")
+            partitions = self.replicas.partitions.values()
+            await sleep_until_tick(isr_check_period_s(partitions, self._in_flight, lag_max_ms))
             lag_max_ms = self.image.broker_int("replica.lag.time.max.ms")
             now = self.now_ms()
             for key, partition in list(self.replicas.partitions.items()):

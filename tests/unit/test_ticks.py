@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from kafkalite.ticks import next_tick, sleep_until_tick
+from kafkalite.ticks import Ticker, next_tick, sleep_until_tick
 
 pytestmark = pytest.mark.unit
 RESOLUTION_S = time.get_clock_info("monotonic").resolution
@@ -33,3 +33,29 @@ async def test_the_sleep_ends_on_the_tick_it_returns() -> None:
     due = await sleep_until_tick(0.05)
     assert before < due <= loop.time()
     assert due == next_tick(before, 0.05)
+
+
+@pytest.mark.asyncio
+async def test_a_ticker_sleeps_to_the_tick_unless_woken() -> None:
+    loop = asyncio.get_running_loop()
+    ticks = Ticker()
+    before = loop.time()
+    await ticks.sleep(0.05)
+    assert loop.time() >= next_tick(before, 0.05) - RESOLUTION_S
+    before = loop.time()
+    loop.call_later(0.01, ticks.wake)
+    await ticks.sleep(30.0)  # a long idle period, cut short
+    assert loop.time() - before < 5.0
+
+
+@pytest.mark.asyncio
+async def test_a_wake_before_the_sleep_is_not_lost_and_counts_once() -> None:
+    loop = asyncio.get_running_loop()
+    ticks = Ticker()
+    ticks.wake()  # e.g. a member joined while the check was running
+    before = loop.time()
+    await ticks.sleep(30.0)
+    assert loop.time() - before < 5.0
+    before = loop.time()
+    await ticks.sleep(0.05)  # the wake was used up: this one runs to its tick
+    assert loop.time() >= next_tick(before, 0.05) - RESOLUTION_S

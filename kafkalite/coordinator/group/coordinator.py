@@ -22,10 +22,13 @@ from kafkalite.coordinator.group.offsets_log import CommittedOffset, OffsetsTopi
 from kafkalite.events import EventSink, EventType
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 from kafkalite.supervision import Spawn
-from kafkalite.ticks import sleep_until_tick
+from kafkalite.ticks import Ticker
 
 log = logging.getLogger(__name__)
 TICK_S = 0.1
+"""How often sessions and rebalance deadlines are checked while some group has members."""
+IDLE_TICK_S = 1.0
+"""How often otherwise: joins wake the check at once, and so does a change of leadership."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +76,7 @@ class GroupCoordinator:
         self._sync_waiters: dict[tuple[str, str], asyncio.Future[bytes]] = {}
         self._pending_members: set[tuple[str, str]] = set()
         self._ticker: asyncio.Task[None] | None = None
+        self._ticks = Ticker()
         self._cleanups: set[asyncio.Task[None]] = set()
 
     @property
@@ -122,6 +126,7 @@ class GroupCoordinator:
 
     async def join(self, req: JoinRequest) -> JoinResult:
         self.check_coordinator(req.group_id)
+        self.wake()  # its session, and the rebalance it may start, are watched from now
         if not self.min_session_ms() <= req.session_timeout_ms <= self.max_session_ms():
             return JoinResult(ErrorCode.invalid_session_timeout)
         group = self.manager.get_or_create(req.group_id)
@@ -399,8 +404,20 @@ class GroupCoordinator:
 
     async def _tick_forever(self) -> None:
         while True:
-            await sleep_until_tick(TICK_S)
+            await self._ticks.sleep(TICK_S if self.watching() else IDLE_TICK_S)
             self.tick()
+
+    def watching(self) -> bool:
+        """Some member's session or some rebalance can run out."""
+        return bool(self._join_waiters) or any(
+            g.members or g.state not in (GroupState.EMPTY, GroupState.DEAD)
+            for g in self.groups.values()
+        )
+
+    def wake(self) -> None:
+        """Check now: partition leaderships changed (the groups of partitions this broker
+        no longer leads are dropped at once), or a member joined."""
+        self._ticks.wake()
 
     def tick(self) -> None:
         """Drop the groups of partitions this broker no longer leads; expire silent

@@ -48,12 +48,17 @@ from kafkalite.coordinator.transaction.transaction_log import (
 from kafkalite.events import EventSink, EventType
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 from kafkalite.supervision import Spawn
-from kafkalite.ticks import sleep_until_tick
+from kafkalite.ticks import Ticker
 from kafkalite.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
 S = TransactionState
+IDLE_STATES = frozenset({S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT, S.DEAD})
+"""No timeout runs and no marker is owed in these states."""
 TICK_S = 0.1
+"""How often timeouts are checked while some transaction is in flight."""
+IDLE_TICK_S = 1.0
+"""How often otherwise: a change of leadership or a transaction's start wakes it at once."""
 RETRY_S = 0.2
 
 # How a failed write to the transaction log is reported (Kafka's appendTransactionToLog).
@@ -118,6 +123,7 @@ class TransactionCoordinator:
         """Per decided transaction, the partitions whose marker is not written yet."""
         self._background: set[asyncio.Task[Any]] = set()
         self._ticker: asyncio.Task[None] | None = None
+        self._ticks = Ticker()
 
     def start(self, spawn: Spawn) -> None:
         self._ticker = spawn(self._tick_forever(), "txn-coordinator")
@@ -336,6 +342,7 @@ class TransactionCoordinator:
         assert md is not None
         error = await self._append_transition(txn_id, epoch, md, decision)
         if error == ErrorCode.none and starting:
+            self.wake()  # its timeout runs from now
             self.emit(
                 EventType.TXN_STARTED,
                 transactional_id=txn_id,
@@ -446,12 +453,24 @@ class TransactionCoordinator:
     async def _tick_forever(self) -> None:
         last_abort_check = 0
         while True:
-            await sleep_until_tick(TICK_S)
+            await self._ticks.sleep(TICK_S if self.watching() else IDLE_TICK_S)
             self._maybe_load_led_partitions()
             now = self.now_ms()
             if now - last_abort_check >= self.config.abort_interval_ms():
                 last_abort_check = now
                 self._abort_timed_out_transactions(now)
+
+    def watching(self) -> bool:
+        """A transaction is in flight (its timeout runs) or a partition is loading."""
+        return self.loads.any_loading() or any(
+            md.state not in IDLE_STATES or md.pending_transition_in_progress
+            for md in self.transactions.values()
+        )
+
+    def wake(self) -> None:
+        """Check now: partition leaderships changed (load what this broker has come to
+        lead), or a transaction started (its timeout runs from now)."""
+        self._ticks.wake()
 
     def _abort_timed_out_transactions(self, now_ms: int) -> None:
         """Ongoing for longer than its timeout: fence the producer's epoch and abort."""

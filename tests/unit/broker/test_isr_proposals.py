@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kafkalite.broker.isr_manager import proposed_isr
+from kafkalite.broker.isr_manager import ISR_CHECK_INTERVAL_S, isr_check_period_s, proposed_isr
 from kafkalite.protocol.records import Record, build_batch
 from kafkalite.replication.partition import Partition
 from kafkalite.storage.config import LogConfig
@@ -26,3 +26,18 @@ def test_only_live_brokers_may_rejoin_the_isr(tmp_path: Path) -> None:
     assert p.followers[2].reached_high_watermark  # what its last fetch showed
     assert proposed_isr(p, 20, 30_000, eligible=lambda b: b != 2) == (1, 3)
     assert proposed_isr(p, 20, 30_000, eligible=lambda b: True) == (1, 2, 3)
+
+
+def test_with_every_isr_full_the_check_runs_every_half_lag_as_kafkas(tmp_path: Path) -> None:
+    """Only a shrink can come then (Kafka's ``isr-expiration`` task runs every lag / 2);
+    while a replica is out it may rejoin at any fetch, so the check runs every 100 ms."""
+    p = Partition("t", 0, Log.open(tmp_path / "t-0", LogConfig(), lambda: 0), 1)
+    p.make_leader(leader_epoch=1, partition_epoch=0, replicas=(1, 2, 3), isr=(1, 2, 3), now_ms=0)
+    assert isr_check_period_s([p], set(), lag_max_ms=1000) == 0.5
+    assert isr_check_period_s([], set(), lag_max_ms=1000) == 0.5
+    assert isr_check_period_s([p], {("t", 0)}, lag_max_ms=1000) == ISR_CHECK_INTERVAL_S
+    p.make_leader(leader_epoch=1, partition_epoch=1, replicas=(1, 2, 3), isr=(1, 3), now_ms=10)
+    assert isr_check_period_s([p], set(), lag_max_ms=1000) == ISR_CHECK_INTERVAL_S
+    assert isr_check_period_s([p], set(), lag_max_ms=30_000) == ISR_CHECK_INTERVAL_S
+    p.make_follower(leader=3, leader_epoch=2, partition_epoch=2, replicas=(1, 2, 3), isr=(3,))
+    assert isr_check_period_s([p], set(), lag_max_ms=1000) == 0.5  # another leader's ISR

@@ -228,3 +228,20 @@ async def test_a_coordinator_that_lost_its_partition_forgets_its_groups() -> Non
     assert (await joining).error == ErrorCode.not_coordinator
     assert "g" not in c.groups
     assert events == []  # no member expired, no rebalance, on a broker that is not in charge
+
+
+async def test_the_session_check_runs_often_only_while_a_group_has_members() -> None:
+    """An idle broker's coordinator checks once a second (its wake-ups were most of an
+    idle broker's CPU); a join wakes it, and from then on it checks every 100 ms."""
+    c, _ = make(Clock())
+    assert not c.watching()
+    asked = await join(c)  # MEMBER_ID_REQUIRED: nobody has joined yet
+    assert asked.error == ErrorCode.member_id_required
+    assert not c.watching()
+    a = await join(c, asked.member_id)
+    assert c.watching()
+    await c.sync("g", 1, a.member_id, {a.member_id: b"x"})
+    assert c.watching()  # a stable group: the member's session runs
+    assert c.leave("g", [(a.member_id, None)]) == [ErrorCode.none]
+    assert c.groups["g"].state == GroupState.EMPTY
+    assert not c.watching()

@@ -167,3 +167,15 @@ async def test_kip_360_bump_and_describe() -> None:
     assert missing.value.code == E.transactional_id_not_found
     assert c.describe("tx").producer_epoch == 1
     assert [md.transactional_id for md in c.loaded_transactions()] == ["tx"]
+
+
+async def test_the_timeout_check_runs_often_only_while_a_transaction_is_in_flight() -> None:
+    log, leaders = FakeLog(), FakeLeaders()
+    c = coordinator(log, leaders)
+    assert not c.watching()
+    pid, epoch = await begin(c, A)
+    assert c.watching()  # Ongoing: its timeout runs
+    assert await c.handle_end_transaction("tx", pid, epoch, commit=True) == E.none
+    await until(lambda: log.states()[-1] == "CompleteCommit", "CompleteCommit")
+    assert not c.watching()
+    await c.stop()
