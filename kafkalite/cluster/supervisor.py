@@ -234,8 +234,12 @@ class Cluster:
     ) -> dict[str, Any]:
         """One merged snapshot; brokers that can answer are asked at once, so a refresh
         takes as long as the slowest broker, at most ``timeout_s``. Pass ``states`` when
-        the caller already read them (``broker_states``) for the same moment."""
-        states = states if states is not None else self.broker_states()
+        the caller already read them (``broker_states``) for the same moment; otherwise
+        a broker that did not answer is looked at again once the others have, so that one
+        paused, killed or isolated while it was being asked shows as it is now, not as it
+        was a timeout ago (``status --watch`` showed a ``pause`` 2.5 s late)."""
+        given = states
+        states = given if given is not None else self.broker_states()
         asked = [
             b.broker_id
             for b in self.spec.brokers
@@ -246,6 +250,11 @@ class Cluster:
             with ThreadPoolExecutor(max_workers=len(asked)) as pool:
                 answers = pool.map(lambda b: self.introspect(b, timeout_s), asked)
                 views.update(zip(asked, answers, strict=True))
+            if given is None and any(views[b] is None for b in asked):
+                now = self.broker_states()
+                states = {
+                    b: now[b] if b in asked and views[b] is None else s for b, s in states.items()
+                }
         return merge_status(self.spec, states, views, self.backend.slowed(self.spec))
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from kafkalite.cluster import Cluster
 from kafkalite.cluster.backend import BrokerState
 from kafkalite.cluster.snapshot import merge_status
-from kafkalite.cluster.spec import ClusterError, ClusterSpec, parse_configs
+from kafkalite.cluster.spec import BrokerSpec, ClusterError, ClusterSpec, parse_configs
 
 pytestmark = pytest.mark.unit
 
@@ -209,3 +211,38 @@ def test_status_shows_a_reassignment_under_way_as_its_leader_sees_it(tmp_path: P
     assert (p["adding_replicas"], p["removing_replicas"]) == ([3], [2])
     settled = merge_status(spec, states, {1: view(1, 1, 10, 8), 2: None, 3: None})
     assert settled["partitions"][0]["adding_replicas"] == []
+
+
+class PausedWhileAsked:
+    """A backend whose broker 3 is paused while ``status`` waits for the answers: as when
+    ``kafkalite pause 3`` runs in another shell during a ``status --watch`` frame."""
+
+    def __init__(self) -> None:
+        self.states = dict.fromkeys((1, 2, 3), BrokerState.RUNNING)
+
+    def state(self, broker: BrokerSpec) -> BrokerState:
+        return self.states[broker.broker_id]
+
+    def isolated(self, spec: ClusterSpec) -> set[int]:
+        return set()
+
+    def slowed(self, spec: ClusterSpec) -> dict[int, int]:
+        return {}
+
+
+def test_a_broker_paused_while_status_asks_it_shows_as_paused(tmp_path: Path) -> None:
+    spec = ClusterSpec.build(tmp_path, 3, 19092, {})
+    backend = PausedWhileAsked()
+    cluster = Cluster(spec, backend)  # type: ignore[arg-type]  (only what status reads)
+
+    def introspect(broker_id: int, timeout_s: float) -> dict[str, Any] | None:
+        if broker_id == 3:
+            backend.states[3] = BrokerState.PAUSED  # SIGSTOP: its answer never comes
+            return None
+        return view(broker_id, 1, 10, 10)
+
+    cluster.introspect = introspect  # type: ignore[method-assign]
+    assert [b["state"] for b in cluster.status()["brokers"]] == ["running", "running", "paused"]
+    backend.states[3] = BrokerState.RUNNING
+    given = dict.fromkeys((1, 2, 3), BrokerState.RUNNING)
+    assert cluster.status(states=given)["brokers"][2]["state"] == "running"  # as given
