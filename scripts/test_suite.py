@@ -27,6 +27,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from kafkalite.cluster.ports import HIGH, LOW, RANGE_VARIABLE, range_share
+
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = ROOT / ".test-logs"
 TIME_BOUND_S = 60 * 60  # a hung group, not a slow one: CI allows 90 min in all
@@ -81,10 +83,16 @@ class Running:
 def start(group: Group, earlier: list[Group]) -> Running:
     LOGS.mkdir(exist_ok=True)
     log = LOGS / f"{group.name}.log"
+    # each lane its share of the cluster ports: lanes start clusters at the same moments,
+    # and a port one found free was taken by another's broker before it bound it (a
+    # notebook test's broker failed with "address already in use")
+    low, high = range_share(group.lane, 1 + max(g.lane for g in ORDER), LOW, HIGH)
+    env = {**os.environ, RANGE_VARIABLE: f"{low}-{high}"}
     with log.open("wb") as out:
         process = subprocess.Popen(
             command(group, earlier),
             cwd=ROOT,
+            env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its brokers, kernels and JVMs can be stopped as one

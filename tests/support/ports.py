@@ -1,12 +1,13 @@
 """Free ports for test clusters: each pytest-xdist worker draws from its own slice of the
-range, so two workers checking "free" at the same moment never pick overlapping clusters."""
+range (the suite's lane's, ``KAFKALITE_PORT_RANGE``), so two workers or two lanes checking
+"free" at the same moment never pick overlapping clusters."""
 
 from __future__ import annotations
 
 import os
 import random
 
-from kafkalite.cluster.ports import HIGH, LOW, cluster_ports
+from kafkalite.cluster.ports import cluster_ports, port_range, range_share
 from kafkalite.cluster.ports import free_base_port as _free_base_port
 
 __all__ = ["cluster_ports", "free_base_port"]
@@ -16,8 +17,7 @@ def _worker_range() -> tuple[int, int]:
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
     count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     index = int(worker) if worker.isdigit() else 0
-    width = (HIGH - LOW) // max(count, 1)
-    return LOW + index * width, LOW + (index + 1) * width
+    return range_share(index, count, *port_range())
 
 
 def free_base_port(brokers: int = 1, rng: random.Random | None = None) -> int:
