@@ -12,14 +12,17 @@ machine: SparkSession 6.4 s with the archive against 9-19 s without, and the fir
 ``python -m kafkalite.spark.class_archive`` (``make setup`` runs it) builds the archive
 with a JVM that starts a session, runs a batch and a streaming query, and exits.
 :func:`java_options` gives ``session()`` the option to use it. An archive is only valid
-for the Java and the Spark jars it was written with (and the JVM options), so its name
-carries a digest of these: after an upgrade it is simply not found, and Spark starts as
-before (``-Xshare:auto``: a JVM that cannot map an archive runs without it).
+for the Java and the Spark jars it was written with (the JVM checks each jar's size and
+modification time) and the JVM options, so its name carries a digest of all these: after
+an upgrade, or pyspark reinstalled in a new virtual environment at the same path, it is
+simply not found, and Spark starts as before (``-Xshare:auto``: a JVM that cannot map an
+archive runs without it). Building one removes the archives nothing can map any more.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -38,23 +41,63 @@ def _spark_home() -> Path:
     return Path(pyspark.__file__).parent
 
 
+def _file_id(path: Path) -> str:
+    """What the JVM checks of a file its archive was built from: the same size and
+    modification time (a reinstalled pyspark at the same path has new ones)."""
+    stat = path.stat()
+    return f"{path.name} {stat.st_size} {stat.st_mtime_ns}"
+
+
+def archive_key(java_home: Path, jvm_options: str, spark_home: Path) -> str:
+    """The name of the archive these inputs give: a digest of the Java binary, the JVM
+    options, and the path, size and time of each Spark jar, so an archive is found only
+    while every one of them is as it was when it was written."""
+    java = (java_home / "bin" / "java").resolve()
+    jars = sorted((spark_home / "jars").glob("*.jar"))
+    inputs = [str(java), _file_id(java), jvm_options, str(spark_home), *map(_file_id, jars)]
+    return hashlib.sha256("\n".join(inputs).encode()).hexdigest()[:16]
+
+
+def archive_directory() -> Path:
+    return Path(tempfile.gettempdir()) / f"kafkalite-spark-{os.getuid()}"
+
+
 def archive_path(java_home: Path, jvm_options: str, directory: Path | None = None) -> Path:
     """Where the archive for this Java, these Spark jars and these JVM options is."""
-    java = (java_home / "bin" / "java").resolve()
-    jars = sorted(p.name for p in (_spark_home() / "jars").glob("*.jar"))
-    stat = java.stat()
-    spark = str(_spark_home())  # the class path the archive is checked against
-    java_id = [str(java), str(stat.st_size), str(stat.st_mtime_ns)]
-    key = "\n".join([*java_id, jvm_options, spark, *jars])
-    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
-    directory = directory or Path(tempfile.gettempdir()) / f"kafkalite-spark-{os.getuid()}"
-    return directory / f"spark-classes-{digest}.jsa"
+    digest = archive_key(java_home, jvm_options, _spark_home())
+    return (directory or archive_directory()) / f"spark-classes-{digest}.jsa"
 
 
 def java_options(java_home: Path, jvm_options: str, directory: Path | None = None) -> str:
     """The option that maps the archive, if one was built for this JVM (else nothing)."""
     archive = archive_path(java_home, jvm_options, directory)
     return f"-XX:SharedArchiveFile={archive} -Xshare:auto {QUIET}" if archive.is_file() else ""
+
+
+def _inputs_file(archive: Path) -> Path:
+    return archive.with_suffix(".json")
+
+
+def remove_stale(directory: Path) -> list[Path]:
+    """Delete the archives (~150 MB each) no JVM can map any more: their Java or Spark
+    was removed, reinstalled or upgraded (each archive's ``.json`` names its inputs; one
+    without it is from an older Kafka-Lite). Archives of other, intact installations are
+    kept. Returns what was removed."""
+    removed = []
+    for archive in sorted(directory.glob("spark-classes-*.jsa")):
+        inputs_file = _inputs_file(archive)
+        try:
+            inputs = json.loads(inputs_file.read_text())
+            intact = archive.stem == "spark-classes-" + archive_key(
+                Path(inputs["java_home"]), inputs["jvm_options"], Path(inputs["spark_home"])
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            intact = False
+        if not intact:
+            archive.unlink(missing_ok=True)
+            inputs_file.unlink(missing_ok=True)
+            removed.append(archive)
+    return removed
 
 
 def _exercise_and_print_jvm_pid(dump_to: str) -> None:
@@ -78,10 +121,12 @@ def build(timeout_s: float = 600) -> Path:
 
     prepare_environment()
     options = JVM_SETTINGS["spark.driver.defaultJavaOptions"]
-    target = archive_path(Path(os.environ["JAVA_HOME"]), options)
+    java_home = Path(os.environ["JAVA_HOME"])
+    target = archive_path(java_home, options)
+    target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+    remove_stale(target.parent)
     if target.is_file():
         return target
-    target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
     partial = target.with_name(f".{target.name}.{os.getpid()}")
     command = [sys.executable, "-m", "kafkalite.spark.class_archive", "--dump-to", str(partial)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False)
@@ -99,6 +144,8 @@ def build(timeout_s: float = 600) -> Path:
         time.sleep(0.2)
     if not partial.is_file():
         raise RuntimeError(f"kafkalite: Spark's JVM wrote no class archive: {done.stderr[-2000:]}")
+    inputs = {"java_home": str(java_home), "jvm_options": options, "spark_home": str(_spark_home())}
+    _inputs_file(target).write_text(json.dumps(inputs))
     os.replace(partial, target)
     return target
 
