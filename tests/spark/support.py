@@ -106,15 +106,32 @@ def source_end(query: StreamingQuery) -> dict[str, dict[str, int]]:
     return json.loads(end) if isinstance(end, str) else end
 
 
+def still_running(query: StreamingQuery) -> StreamingQuery:
+    """The query, or its failure as the test's: a wait on a failed query would otherwise
+    wait out its whole time and report only that it did."""
+    if query.exception() is not None:
+        raise AssertionError(f"query failed: {query.exception()}")
+    return query
+
+
 def wait_until_read(query: StreamingQuery, topic: str, total: int, timeout_s: float = 90) -> None:
     """Until the query has finished a micro-batch that ends at ``total`` records of ``topic``."""
 
     def caught_up() -> bool:
-        if query.exception() is not None:
-            raise AssertionError(f"query failed: {query.exception()}")
-        return sum(source_end(query).get(topic, {}).values()) >= total
+        return sum(source_end(still_running(query)).get(topic, {}).values()) >= total
 
     wait_for(caught_up, timeout_s, f"{query.name or query.id} to read {total} records")
+
+
+def wait_for_batches(query: StreamingQuery, after: int, timeout_s: float, what: str) -> int:
+    """Until the query has finished a micro-batch with an id above ``after`` (or failed);
+    returns that id."""
+
+    def batch_id() -> int | None:
+        progress = still_running(query).lastProgress
+        return progress["batchId"] if progress and progress["batchId"] > after else None
+
+    return wait_for(batch_id, timeout_s, what)
 
 
 def run_to_end(start: Callable[[], StreamingQuery], timeout_s: float = 240) -> None:

@@ -14,7 +14,7 @@ from pyspark.sql import SparkSession
 from examples.spark import exactly_once_topic
 from kafkalite.cluster import Cluster
 from tests.spark.orders_check import OrderLoad, judge
-from tests.spark.support import end_offsets, source_end
+from tests.spark.support import end_offsets, source_end, still_running, wait_for_batches
 from tests.support.quorum import controller
 from tests.support.topics import create_topic
 from tests.support.waiting import wait_for
@@ -50,7 +50,7 @@ def test_leaders_and_controller_fail_while_the_query_runs(
     )
     try:
         with OrderLoad(bootstrap, "orders", rate=100) as orders:
-            wait_for(lambda: query.lastProgress, 120, "the first micro-batch")
+            wait_for_batches(query, -1, 120, "the first micro-batch")
             faults: list[tuple[str, Callable[[int], None], Callable[[int], None], Target]] = [
                 ("kill", cluster.kill, cluster.start, lambda: leader(cluster, "orders", 0)),
                 ("isolate", cluster.isolate, cluster.heal, lambda: leader(cluster, "orders", 1)),
@@ -63,16 +63,14 @@ def test_leaders_and_controller_fail_while_the_query_runs(
                 fault(broker)
                 time.sleep(FAULT_S)
                 undo(broker)
-                wait_for(
-                    lambda b=batch: query.lastProgress["batchId"] > b + 2,
-                    120,
-                    f"micro-batches after: {what}",
-                )
-                assert query.exception() is None, query.exception()
+                wait_for_batches(query, batch + 2, 120, f"micro-batches after: {what}")
             orders.stop()
         ends = end_offsets(bootstrap, "orders")
         wait_for(
-            lambda: {int(p): o for p, o in source_end(query).get("orders", {}).items()} == ends,
+            lambda: (
+                {int(p): o for p, o in source_end(still_running(query)).get("orders", {}).items()}
+                == ends
+            ),
             120,
             f"the query to read to {ends}",
         )
