@@ -32,6 +32,15 @@ def get(url: str, token: str | None = None, method: str = "GET") -> tuple[int, b
         return exc.code, b""
 
 
+def command_line(process: psutil.Process) -> str:
+    """The process's command line; empty for one that exited meanwhile (JupyterLab's
+    short-lived helpers: a zombie's command line cannot be read)."""
+    try:
+        return " ".join(process.cmdline())
+    except (psutil.ZombieProcess, psutil.NoSuchProcess):
+        return ""
+
+
 def test_lab_serves_the_notebooks_and_down_leaves_nothing_behind(tmp_path: Path) -> None:
     labs = tmp_path / "labs"
     labs.mkdir()
@@ -62,9 +71,7 @@ def test_lab_serves_the_notebooks_and_down_leaves_nothing_behind(tmp_path: Path)
         assert {(a.ip, a.port) for a in listening} == {("127.0.0.1", jupyter_port)}
         status, body = get(f"{base}/api/kernels", token, method="POST")
         assert status == 201, "a kernel starts"
-        kernels = [
-            c for c in jupyter.children(recursive=True) if "ipykernel" in " ".join(c.cmdline())
-        ]
+        kernels = [c for c in jupyter.children(recursive=True) if "ipykernel" in command_line(c)]
         assert kernels and kernels[0].environ()[ENV_DIR] == str(root.resolve())
 
         cluster = Cluster.attach(root)
