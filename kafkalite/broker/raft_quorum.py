@@ -364,8 +364,10 @@ class RaftQuorum:
             return  # busy or paused, perhaps, not gone; the node resends after request_timeout_ms
         except PeerUnavailableError:
             # nothing listens there (refused, reset): a killed or stopped voter
-            if self._gone.found_gone(envelope.destination, self.clock.now()):
-                self.wake()  # the view says so at once
+            now = self.clock.now()
+            self.node.voter_unreachable(now, envelope.destination)
+            self._gone.found_gone(envelope.destination, now)
+            self.wake()  # the view says so at once; a follower of it stands soon
             return  # the node resends after request_timeout_ms
         self._gone.heard_from(envelope.destination)
         self._deliver(

@@ -80,7 +80,10 @@ class ElectionMixin(NodeBase):
             self._transition_to_unattached(req.candidate_epoch - 1, now_ms)
         s = self._state
         has_live_leader = isinstance(s, LeaderState) or (
-            isinstance(s, FollowerState) and s.has_fetched and now_ms < s.fetch_deadline_ms
+            isinstance(s, FollowerState)
+            and s.has_fetched
+            and not s.leader_gone
+            and now_ms < s.fetch_deadline_ms
         )
         mine = self.log.last_offset_and_epoch()
         granted = (

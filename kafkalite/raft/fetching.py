@@ -225,6 +225,7 @@ class FetchingMixin(NodeBase):
             return None
         s.fetch_deadline_ms = self._fetch_deadline(now_ms)
         s.has_fetched = True
+        s.leader_gone = False
         return s
 
     def _handle_fetch_response(

@@ -133,8 +133,21 @@ class RaftNode(ElectionMixin, FetchingMixin):
             since = now_ms - self.config.fetch_timeout_ms
             return s.fetched_recently(since) >= self.majority
         if isinstance(s, FollowerState):
-            return s.has_fetched and now_ms < s.fetch_deadline_ms
+            return s.has_fetched and not s.leader_gone and now_ms < s.fetch_deadline_ms
         return False
+
+    def voter_unreachable(self, now_ms: int, voter_id: int) -> None:
+        """The driver found nothing listening at ``voter_id`` (connection refused or reset,
+        which no fault and no busy process causes: the process is gone). If this voter
+        follows it, it stands after the election jitter alone instead of waiting out
+        ``fetch.timeout.ms``, so a killed controller is replaced within a few hundred
+        milliseconds however long an idle Fetch is held (``RaftConfig.fetch_max_wait_ms``).
+        A paused or cut-off leader keeps its connections: only the timeout finds it."""
+        s = self._state
+        if isinstance(s, FollowerState) and s.leader_id == voter_id and not s.leader_gone:
+            s.leader_gone = True
+            jitter = self.rng.randrange(max(1, self.config.election_timeout_ms // 2))
+            s.fetch_deadline_ms = min(s.fetch_deadline_ms, now_ms + jitter)
 
     def next_deadline_ms(self) -> int:
         """When ``poll`` next has work (now, if a leader has entries to flush)."""

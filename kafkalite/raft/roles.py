@@ -59,6 +59,11 @@ class FollowerState:
     """A fetch from this leader succeeded in this state: only then may the follower refuse
     a pre-vote because it has a leader (else two followers of a dead leader could keep
     sending each other back to it)."""
+    leader_gone: bool = False
+    """Nothing listens at the leader's address any more (its connection was refused or
+    reset): its process is gone, not slow, so this follower does not wait out
+    ``fetch.timeout.ms`` and no longer counts the leader as live when asked for a pre-vote.
+    A successful Fetch from it clears this."""
     role: Role = Role.FOLLOWER
 
 

@@ -8,7 +8,9 @@ What it simulates (like 6.5840's labrpc, plus crashes):
   and partitions the voters into groups that cannot talk;
 - crashes: a node vanishes with its in-flight messages and restarts later from what it had
   synced (``MemoryQuorumStateStore.crash``, ``MemoryRaftLog.crash``), with an empty state
-  machine that is rebuilt from the snapshot and the committed log;
+  machine that is rebuilt from the snapshot and the committed log; the nodes that can
+  reach it see its connections reset (``RaftNode.voter_unreachable``), as peers of a
+  killed process do, and so does a node whose message reaches a crashed one;
 - clients appending random payloads, mostly to whoever says it is leader;
 - state machines that snapshot now and then, so lagging followers need FetchSnapshot.
 
@@ -51,6 +53,8 @@ class SimConfig:
     client_every_ms: int = 25
     snapshot_every: int = 40
     fsync: bool = True
+    resets: bool = True
+    """Peers of a crashed node see its connections reset (else only timeouts find it)."""
     max_events: int = 200_000
 
     @classmethod
@@ -149,6 +153,16 @@ class Simulation:
         node.raft = None
         node.store = node.store.crash()
         node.log = node.log.crash()
+        for peer in self.nodes.values():
+            if peer.raft is not None and self.group[peer.node_id] == self.group[node.node_id]:
+                self._reset(peer, node.node_id)
+
+    def _reset(self, peer: SimNode, gone: int) -> None:
+        """``peer``'s connection to ``gone`` is reset, a little later (like TCP's RST)."""
+        if not self.cfg.resets:
+            return
+        delay = self.rng.randint(1, self.cfg.max_delay_ms)
+        self._at(self.now + delay, "reset", (peer.node_id, peer.incarnation, gone))
 
     def _send(self, env: Envelope) -> None:
         if self.group[env.source] != self.group[env.destination] or self.rng.random() < self.drop:
@@ -242,6 +256,10 @@ class Simulation:
         """Crash a node now; it stays down (tests call this directly)."""
         self._crash(self.nodes[node_id])
 
+    def isolate(self, node_id: int) -> None:
+        """Cut a node off from all others now (no connection is reset); it stays cut off."""
+        self.group = {n: int(n == node_id) for n in self.voters}
+
     def leader(self) -> SimNode | None:
         return self._leader()
 
@@ -263,12 +281,19 @@ class Simulation:
         env, link = data
         node = self.nodes[env.destination]
         alive = (self.nodes[env.source].incarnation, node.incarnation) == link
-        if (
-            alive
-            and node.raft is not None
-            and self.group[env.source] == self.group[env.destination]
-        ):
+        if not alive or self.group[env.source] != self.group[env.destination]:
+            return
+        if node.raft is not None:
             self._after(node, node.raft.handle(self.now, env))
+        else:  # nothing listens there: refused
+            self._reset(self.nodes[env.source], env.destination)
+
+    def _on_reset(self, data: tuple[int, int, int]) -> None:
+        node_id, incarnation, gone = data
+        node = self.nodes[node_id]
+        if node.raft is not None and node.incarnation == incarnation:
+            node.raft.voter_unreachable(self.now, gone)
+            self._after(node, [])
 
     def _on_wake(self, node_id: int) -> None:
         node = self.nodes[node_id]

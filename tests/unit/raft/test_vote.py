@@ -162,3 +162,39 @@ def test_a_pre_vote_from_a_later_epoch_teaches_that_epoch() -> None:
     nodes[2].handle(10_200, request)
     assert nodes[2].epoch == 2 and nodes[2].role is Role.UNATTACHED
     assert nodes[2].store.read().leader_epoch == 2
+
+
+def test_followers_of_a_leader_found_gone_elect_another_without_waiting_out_the_fetch_timeout() -> (
+    None
+):
+    """A killed leader's connections are refused or reset: its followers stand after the
+    election jitter only, and grant each other's pre-votes although the fetch timeout
+    has not run out, so a new leader is elected well within ``fetch.timeout.ms``."""
+    nodes = {n: make_node(n, seed=n) for n in (1, 2, 3)}
+    for node in nodes.values():
+        node.poll(0)
+    deliver(nodes, nodes[1].poll(10_000), 10_000)  # 1 leads epoch 1
+    now = settle(nodes, 10_000, 200)  # 2 and 3 have fetched from it
+    del nodes[1]  # killed
+    for node in nodes.values():
+        node.voter_unreachable(now, 1)
+        assert not node.in_contact_with_majority(now)
+    elected_by = now + CONFIG.election_timeout_ms // 2 + 20
+    assert elected_by < now + CONFIG.fetch_timeout_ms
+    settle(nodes, now, elected_by - now)
+    assert {node.leader_id for node in nodes.values()} in ({2}, {3})
+
+
+def test_only_the_leader_found_gone_ends_a_followers_wait() -> None:
+    """Another voter found gone, or a paused leader (its connections stay open, nothing
+    is found), leaves the follower waiting for its leader: it refuses pre-votes still."""
+    nodes = {n: make_node(n, seed=n) for n in (1, 2, 3)}
+    for node in nodes.values():
+        node.poll(0)
+    deliver(nodes, nodes[1].poll(10_000), 10_000)
+    now = settle(nodes, 10_000, 200)
+    nodes[2].voter_unreachable(now, 3)
+    assert nodes[2].in_contact_with_majority(now)
+    request = Envelope(3, 2, 99, VoteRequest(nodes[2].epoch + 1, 3, 0, 0, pre_vote=True))
+    (response,) = [e.message for e in nodes[2].handle(now, request)]
+    assert isinstance(response, VoteResponse) and not response.vote_granted
