@@ -64,7 +64,7 @@ class ControllerService:
         self.controller = controller
         self.image = controller.image
         self.now_ms = now_ms
-        self.heartbeats = BrokerHeartbeats(self._session_timeout_ms())
+        self.heartbeats = BrokerHeartbeats(self._session_timeout_ms(), self._interval_ms())
         self._heard = asyncio.Event()
         """Set (and replaced) on every heartbeat: what propagation waits on."""
         self._lock = asyncio.Lock()
@@ -74,6 +74,9 @@ class ControllerService:
 
     def _session_timeout_ms(self) -> int:
         return self.image.broker_int("broker.session.timeout.ms")
+
+    def _interval_ms(self) -> int:
+        return self.image.broker_int("broker.heartbeat.interval.ms")
 
     async def _run(self, operation: Callable[[], ControllerResult[T]]) -> T:
         response, _ = await self._commit(operation)
@@ -160,6 +163,7 @@ class ControllerService:
         stalled, and the stall counts against no broker."""
         while True:
             self.heartbeats.session_timeout_ms = self._session_timeout_ms()
+            self.heartbeats.heartbeat_interval_ms = self._interval_ms()
             now = self.now_ms()
             unfenced = [b.broker_id for b in self.image.live_brokers()]
             for broker_id in self.heartbeats.expired(unfenced, now, self.quorum.node_id):

@@ -82,7 +82,7 @@ def test_preferred_leader_only_when_in_sync_and_alive() -> None:
 
 
 def test_silent_brokers_expire_and_a_new_controller_gives_a_full_session() -> None:
-    beats = BrokerHeartbeats(session_timeout_ms=800)
+    beats = BrokerHeartbeats(session_timeout_ms=800, heartbeat_interval_ms=400)
     beats.reset([1, 2, 3], now_ms=0)
     beats.touch(1, 500)
     assert beats.expired([1, 2, 3], now_ms=900) == [2, 3]
@@ -93,14 +93,14 @@ def test_silent_brokers_expire_and_a_new_controller_gives_a_full_session() -> No
 
 def test_the_controller_never_fences_its_own_broker() -> None:
     """A lone broker is its own controller: if the controller runs, its broker does."""
-    beats = BrokerHeartbeats(session_timeout_ms=800)
+    beats = BrokerHeartbeats(session_timeout_ms=800, heartbeat_interval_ms=400)
     beats.reset([1, 2], now_ms=0)
     assert beats.expired([1, 2], now_ms=5_000, own_id=1) == [2]
 
 
 def test_a_stalled_controller_counts_its_stall_against_no_broker() -> None:
     """The controller's loop ran 2 s late: heartbeats sent meanwhile were never read."""
-    beats = BrokerHeartbeats(session_timeout_ms=800)
+    beats = BrokerHeartbeats(session_timeout_ms=800, heartbeat_interval_ms=400)
     beats.reset([1, 2], now_ms=0)
     beats.touch(2, 300)
     beats.forgive(2_000, now_ms=2_500)
@@ -117,33 +117,36 @@ def heartbeating(beats: BrokerHeartbeats, broker_id: int, every_ms: int, until_m
 
 
 def test_on_a_quiet_machine_silence_is_judged_by_the_session_timeout() -> None:
-    beats = BrokerHeartbeats(session_timeout_ms=800)
+    """Contacts that come within the heartbeat interval stretch nothing, however close the
+    interval is to the session timeout (400 of 800 ms here)."""
+    beats = BrokerHeartbeats(session_timeout_ms=800, heartbeat_interval_ms=400)
     beats.reset([1, 2], now_ms=0)
-    heartbeating(beats, 1, 150, 3_000)
-    heartbeating(beats, 2, 150, 1_500)
+    heartbeating(beats, 1, 400, 3_000)
+    heartbeating(beats, 2, 400, 1_500)
     assert beats.effective_timeout_ms(3_000) == 800
-    assert beats.expired([1, 2], now_ms=2_301) == [2]
+    assert beats.expired([1, 2], now_ms=2_001) == [2]
 
 
 def test_late_heartbeats_stretch_the_session_for_a_while() -> None:
-    """A machine so busy that a live broker's heartbeats came 600 ms apart: a silence of
-    1.5 s is not yet death, until a minute of punctual heartbeats has passed."""
-    beats = BrokerHeartbeats(session_timeout_ms=800)
+    """A machine so busy that a live broker's heartbeats came 700 ms apart, 300 ms late:
+    the session grows by three times that, and a silence of 1.6 s is not yet death, until
+    a minute of punctual heartbeats has passed."""
+    beats = BrokerHeartbeats(session_timeout_ms=800, heartbeat_interval_ms=400)
     beats.reset([1, 2], now_ms=0)
     beats.touch(1, 100)
-    beats.touch(1, 700)  # 600 ms after the last one
+    beats.touch(1, 800)  # 700 ms after the last one
     beats.touch(2, 100)
-    assert beats.effective_timeout_ms(700) == 1_800
-    assert beats.expired([1, 2], now_ms=1_700) == []
-    assert beats.expired([1, 2], now_ms=1_901) == [2]
-    heartbeating(beats, 1, 150, 62_000)
+    assert beats.effective_timeout_ms(800) == 800 + 3 * 300
+    assert beats.expired([1, 2], now_ms=1_800) == []
+    assert beats.expired([1, 2], now_ms=1_801) == [2]
+    heartbeating(beats, 1, 400, 62_000)
     assert beats.effective_timeout_ms(62_000) == 800
     beats.touch(1, 70_000)  # far beyond its session: fenced meanwhile, not slow
     assert beats.effective_timeout_ms(70_000) == 800
 
 
 def test_the_stretch_has_kafkas_default_as_its_limit() -> None:
-    beats = BrokerHeartbeats(session_timeout_ms=800)
+    beats = BrokerHeartbeats(session_timeout_ms=800, heartbeat_interval_ms=400)
     beats.reset([1], now_ms=0)
     gap = 700
     t = 0
@@ -155,19 +158,19 @@ def test_the_stretch_has_kafkas_default_as_its_limit() -> None:
 
 
 def test_a_restart_or_a_new_controller_is_no_gap() -> None:
-    beats = BrokerHeartbeats(session_timeout_ms=800)
+    beats = BrokerHeartbeats(session_timeout_ms=800, heartbeat_interval_ms=400)
     beats.reset([1, 2], now_ms=0)
     beats.touch(1, 600)  # first heartbeat to this controller: 600 ms after it took over
     beats.touch(2, 100)
     beats.registered(2, 700)  # restarted within its session
     beats.touch(2, 850)
     assert beats.effective_timeout_ms(850) == 800
-    beats.touch(2, 1_400)  # 550 ms: a real gap
-    assert beats.effective_timeout_ms(1_400) == 1_650
+    beats.touch(2, 1_400)  # 550 ms: a real gap, 150 ms late
+    assert beats.effective_timeout_ms(1_400) == 800 + 3 * 150
 
 
 def test_the_fence_check_wakes_when_the_first_session_runs_out() -> None:
-    beats = BrokerHeartbeats(session_timeout_ms=800)
+    beats = BrokerHeartbeats(session_timeout_ms=800, heartbeat_interval_ms=400)
     beats.reset([1, 2], now_ms=0)
     beats.touch(1, 400)
     assert beats.next_expiry_ms([1, 2], now_ms=500) == 800
@@ -176,7 +179,7 @@ def test_the_fence_check_wakes_when_the_first_session_runs_out() -> None:
 
 
 def test_heartbeats_tell_which_live_brokers_have_not_replayed_an_offset() -> None:
-    beats = BrokerHeartbeats(session_timeout_ms=800)
+    beats = BrokerHeartbeats(session_timeout_ms=800, heartbeat_interval_ms=400)
     beats.reset([1, 2, 3], now_ms=0)
     beats.touch(1, 10, replayed_offset=42)
     beats.touch(2, 10, replayed_offset=40)
