@@ -355,9 +355,10 @@ APPLIED_BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef(
             "replica.fetch.wait.max.ms",
             _I,
+            "900",
             "500",
-            "500",
-            "how long a leader may hold a follower's Fetch that finds nothing new",
+            "how long a leader may hold a follower's Fetch that finds nothing new (answered at "
+            "once when records, a high watermark move or a leader change come)",
             minimum=0,
         ),
         ConfigDef(

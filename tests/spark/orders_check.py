@@ -68,8 +68,13 @@ class OrderLoad:
         self._thread.join(10)
         assert self._producer.flush(60) == 0, "orders still unacknowledged after 60 s"
 
-    def __exit__(self, *exc: object) -> None:
-        if not self._stop.is_set():
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is not None:  # the test failed: drop what is queued, add no error of ours
+            self._stop.set()
+            self._thread.join(10)
+            self._producer.purge()
+            self._producer.flush(0)
+        elif not self._stop.is_set():
             self.stop()
 
 
