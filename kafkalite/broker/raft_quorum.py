@@ -365,9 +365,9 @@ class RaftQuorum:
         except PeerUnavailableError:
             # nothing listens there (refused, reset): a killed or stopped voter
             now = self.clock.now()
-            self.node.voter_unreachable(now, envelope.destination)
-            self._gone.found_gone(envelope.destination, now)
-            self.wake()  # the view says so at once; a follower of it stands soon
+            stands = self.node.voter_unreachable(now, envelope.destination)
+            if self._gone.found_gone(envelope.destination, now) or stands:
+                self.wake()  # the view says so at once; a follower of it stands soon
             return  # the node resends after request_timeout_ms
         self._gone.heard_from(envelope.destination)
         self._deliver(

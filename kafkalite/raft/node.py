@@ -136,17 +136,20 @@ class RaftNode(ElectionMixin, FetchingMixin):
             return s.has_fetched and not s.leader_gone and now_ms < s.fetch_deadline_ms
         return False
 
-    def voter_unreachable(self, now_ms: int, voter_id: int) -> None:
+    def voter_unreachable(self, now_ms: int, voter_id: int) -> bool:
         """The driver found nothing listening at ``voter_id`` (connection refused or reset,
         which no fault and no busy process causes: the process is gone). If this voter
         follows it, it stands after the election jitter alone instead of waiting out
         ``fetch.timeout.ms``: a killed controller is replaced in about a tenth of a second.
-        A paused or cut-off leader keeps its connections: only the timeout finds it."""
+        A paused or cut-off leader keeps its connections: only the timeout finds it.
+        True if this changed the node's next deadline."""
         s = self._state
-        if isinstance(s, FollowerState) and s.leader_id == voter_id and not s.leader_gone:
-            s.leader_gone = True
-            jitter = self.rng.randrange(max(1, self.config.election_timeout_ms // 2))
-            s.fetch_deadline_ms = min(s.fetch_deadline_ms, now_ms + jitter)
+        if not (isinstance(s, FollowerState) and s.leader_id == voter_id and not s.leader_gone):
+            return False
+        s.leader_gone = True
+        jitter = self.rng.randrange(max(1, self.config.election_timeout_ms // 2))
+        s.fetch_deadline_ms = min(s.fetch_deadline_ms, now_ms + jitter)
+        return True
 
     def next_deadline_ms(self) -> int:
         """When ``poll`` next has work (now, if a leader has entries to flush)."""

@@ -26,9 +26,15 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+from kafkalite.spark.session import (
+    JVM_SETTINGS,
+    prepare_environment,
+    scratch_directory,
+    session,
+)
 
 JVM_EXIT_S = 300.0  # the JVM writes the archive (~150 MB) after its Python driver ended
 # Classes CDS cannot keep (from signed jars, generated ones) are each one warning line.
@@ -58,14 +64,10 @@ def archive_key(java_home: Path, jvm_options: str, spark_home: Path) -> str:
     return hashlib.sha256("\n".join(inputs).encode()).hexdigest()[:16]
 
 
-def archive_directory() -> Path:
-    return Path(tempfile.gettempdir()) / f"kafkalite-spark-{os.getuid()}"
-
-
 def archive_path(java_home: Path, jvm_options: str, directory: Path | None = None) -> Path:
     """Where the archive for this Java, these Spark jars and these JVM options is."""
     digest = archive_key(java_home, jvm_options, _spark_home())
-    return (directory or archive_directory()) / f"spark-classes-{digest}.jsa"
+    return (directory or scratch_directory()) / f"spark-classes-{digest}.jsa"
 
 
 def java_options(java_home: Path, jvm_options: str, directory: Path | None = None) -> str:
@@ -102,8 +104,6 @@ def remove_stale(directory: Path) -> list[Path]:
 
 def _exercise_and_print_jvm_pid(dump_to: str) -> None:
     """In the building process: the session whose JVM writes the archive at its exit."""
-    from kafkalite.spark.session import session  # noqa: PLC0415
-
     spark = session("class-archive", config={"spark.driver.extraJavaOptions": dump_to})
     spark.range(1000).selectExpr("sum(id)").collect()
     stream = spark.readStream.format("rate").load().writeStream.format("noop").start()
@@ -117,8 +117,6 @@ def _exercise_and_print_jvm_pid(dump_to: str) -> None:
 
 def build(timeout_s: float = 600) -> Path:
     """Build the archive for ``session()``'s JVM (a no-op if it exists) and return it."""
-    from kafkalite.spark.session import JVM_SETTINGS, prepare_environment  # noqa: PLC0415
-
     prepare_environment()
     options = JVM_SETTINGS["spark.driver.defaultJavaOptions"]
     java_home = Path(os.environ["JAVA_HOME"])

@@ -47,6 +47,12 @@ JVM_SETTINGS = {
 }
 
 
+def scratch_directory() -> Path:
+    """This user's directory for what ``kafkalite.spark`` keeps on this machine between
+    runs (the ``PYSPARK_PYTHON`` script, Spark's class archive)."""
+    return Path(tempfile.gettempdir()) / f"kafkalite-spark-{os.getuid()}"
+
+
 def spark_python(python: str = sys.executable, *options: str) -> Path:
     """The ``PYSPARK_PYTHON`` script for ``python`` (with ``options``): the early-connecting
     :mod:`kafkalite.spark.source_runner` for Spark's streaming-source runner (this package
@@ -72,7 +78,7 @@ def spark_python(python: str = sys.executable, *options: str) -> Path:
         f'exec {command} "$@"\n'
     )
     digest = hashlib.sha256(script.encode()).hexdigest()[:12]
-    directory = Path(tempfile.gettempdir()) / f"kafkalite-spark-{os.getuid()}"
+    directory = scratch_directory()
     target = directory / f"python-{digest}"
     if not target.exists():
         directory.mkdir(mode=0o755, exist_ok=True)
