@@ -132,7 +132,7 @@ class ControllerService:
             task.cancel()
         self._tasks = []
         if active:
-            self.heartbeats.reset(self.image.brokers, self.now_ms())
+            self.heartbeats.reset(self.image.brokers, self.now_ms(), self.quorum.view.gone_voters)
             self._tasks = [
                 self.spawn(self._fence_loop(), "fence-check"),
                 self.spawn(self._rebalance_loop(), "leader-rebalance"),

@@ -27,6 +27,13 @@ Three rules keep a busy broker from being taken for a dead one:
   the idea of an accrual failure detector (Hayashibara et al.; Cassandra, Akka): judge
   silence by the delays actually seen, not by a constant picked for a quiet machine.
   Kafka keeps a fixed 9 s instead, long enough for most machines and too long for a lab.
+- a new controller gives each broker two sessions for its first contact, not one: a
+  broker reaches the new controller only once the election has reached it, and the
+  broker most likely to be late is the one that just lost the controller's seat for
+  being too slow to answer. Under CPU starvation the new controller, with no lateness
+  seen yet, fenced the deposed one 800 ms after taking over, while it was on its way. A
+  voter the quorum found gone (its connection refused or reset: killed or stopped) gets
+  the one session, so killing the controller fails its partitions over no later.
 """
 
 from __future__ import annotations
@@ -50,20 +57,29 @@ class BrokerHeartbeats:
         self._replayed_offset: dict[int, int] = {}
         self._heard: set[int] = set()
         """Brokers that heartbeated in their current session (their next gap is one)."""
+        self._first_contact_allowance_ms: dict[int, int] = {}
+        """The extra time a broker has for its first contact with a new controller."""
         self._gaps: deque[tuple[int, int]] = deque()
         """(arrival time, gap before it) in the last ``GAP_WINDOW_MS``: a monotonic queue,
         each gap longer than every later one, so the longest is first."""
 
-    def reset(self, broker_ids: Iterable[int], now_ms: int) -> None:
-        """A controller taking over gives every broker a full session to check in."""
+    def reset(
+        self, broker_ids: Iterable[int], now_ms: int, gone: Iterable[int] = frozenset()
+    ) -> None:
+        """A controller taking over: every broker gets two sessions to check in, those
+        found ``gone`` one."""
         self._last_contact_ms = dict.fromkeys(broker_ids, now_ms)
         self._replayed_offset = {}
         self._heard = set()
+        self._first_contact_allowance_ms = dict.fromkeys(
+            set(self._last_contact_ms) - set(gone), self.effective_timeout_ms(now_ms)
+        )
 
     def registered(self, broker_id: int, now_ms: int) -> None:
         """A registration starts a new session: the time since the broker's last heartbeat
         (it restarted) is no gap."""
         self._heard.discard(broker_id)
+        self._first_contact_allowance_ms.pop(broker_id, None)
         self._last_contact_ms[broker_id] = max(now_ms, self._last_contact_ms.get(broker_id, 0))
 
     def touch(self, broker_id: int, now_ms: int, replayed_offset: int | None = None) -> None:
@@ -75,6 +91,7 @@ class BrokerHeartbeats:
             if 0 < gap <= self.effective_timeout_ms(now_ms):
                 self._record_gap(now_ms, gap)
         self._heard.add(broker_id)
+        self._first_contact_allowance_ms.pop(broker_id, None)
         self._last_contact_ms[broker_id] = max(now_ms, last or 0)
         if replayed_offset is not None:
             self._replayed_offset[broker_id] = replayed_offset
@@ -103,18 +120,18 @@ class BrokerHeartbeats:
     def expired(self, unfenced: Iterable[int], now_ms: int, own_id: int | None = None) -> list[int]:
         """The unfenced brokers silent for longer than the session timeout (never
         ``own_id``, the broker in the controller's own process)."""
-        deadline = now_ms - self.effective_timeout_ms(now_ms)
-        return sorted(
-            b
-            for b in unfenced
-            if b != own_id and self._last_contact_ms.setdefault(b, now_ms) < deadline
-        )
+        return sorted(b for b in unfenced if b != own_id and self._expiry_ms(b, now_ms) < now_ms)
 
     def next_expiry_ms(self, unfenced: Iterable[int], now_ms: int) -> int:
         """When the first unfenced broker's session runs out if nothing arrives (``now_ms``
         plus a session when there is none to watch)."""
-        lasts = [self._last_contact_ms.setdefault(b, now_ms) for b in unfenced]
-        return min(lasts, default=now_ms) + self.effective_timeout_ms(now_ms)
+        expiries = [self._expiry_ms(b, now_ms) for b in unfenced]
+        return min(expiries, default=now_ms + self.effective_timeout_ms(now_ms))
+
+    def _expiry_ms(self, broker_id: int, now_ms: int) -> int:
+        last = self._last_contact_ms.setdefault(broker_id, now_ms)
+        allowance = self._first_contact_allowance_ms.get(broker_id, 0)
+        return last + allowance + self.effective_timeout_ms(now_ms)
 
     def behind(self, live: Iterable[int], offset: int) -> list[int]:
         """The live brokers that have not yet reported replaying ``offset``."""

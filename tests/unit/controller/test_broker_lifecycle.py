@@ -83,12 +83,25 @@ def test_preferred_leader_only_when_in_sync_and_alive() -> None:
 
 def test_silent_brokers_expire_and_a_new_controller_gives_a_full_session() -> None:
     beats = BrokerHeartbeats(session_timeout_ms=800, heartbeat_interval_ms=400)
-    beats.reset([1, 2, 3], now_ms=0)
+    beats.reset([1, 2, 3], now_ms=0, gone=[1, 2, 3])
     beats.touch(1, 500)
     assert beats.expired([1, 2, 3], now_ms=900) == [2, 3]
     assert beats.expired([1], now_ms=1_200) == []
-    beats.reset([1, 2, 3], now_ms=2_000)
+    beats.reset([1, 2, 3], now_ms=2_000, gone=[1, 2, 3])
     assert beats.expired([1, 2, 3], now_ms=2_500) == []
+
+
+def test_a_new_controller_waits_two_sessions_for_a_first_contact_but_one_for_the_gone() -> None:
+    """Taken over at 0: broker 2 was found gone (its connection refused) and is fenced
+    after one session; 3, the deposed controller, too slow to keep its seat, makes its
+    first contact at 1.5 s, and is judged by one session from then on; 1 never does."""
+    beats = BrokerHeartbeats(session_timeout_ms=800, heartbeat_interval_ms=400)
+    beats.reset([1, 2, 3], now_ms=0, gone=[2])
+    assert beats.expired([1, 2, 3], now_ms=801) == [2]
+    beats.touch(3, 1_500)
+    assert beats.expired([1, 3], now_ms=1_600) == []
+    assert beats.expired([1, 3], now_ms=1_601) == [1]
+    assert beats.expired([3], now_ms=2_301) == [3]
 
 
 def test_the_controller_never_fences_its_own_broker() -> None:
@@ -101,7 +114,7 @@ def test_the_controller_never_fences_its_own_broker() -> None:
 def test_a_stalled_controller_counts_its_stall_against_no_broker() -> None:
     """The controller's loop ran 2 s late: heartbeats sent meanwhile were never read."""
     beats = BrokerHeartbeats(session_timeout_ms=800, heartbeat_interval_ms=400)
-    beats.reset([1, 2], now_ms=0)
+    beats.reset([1, 2], now_ms=0, gone=[1, 2])
     beats.touch(2, 300)
     beats.forgive(2_000, now_ms=2_500)
     assert beats.expired([1, 2], now_ms=2_500) == []
@@ -173,7 +186,9 @@ def test_the_fence_check_wakes_when_the_first_session_runs_out() -> None:
     beats = BrokerHeartbeats(session_timeout_ms=800, heartbeat_interval_ms=400)
     beats.reset([1, 2], now_ms=0)
     beats.touch(1, 400)
-    assert beats.next_expiry_ms([1, 2], now_ms=500) == 800
+    assert beats.next_expiry_ms([1, 2], now_ms=500) == 1_200
+    beats.touch(2, 450)
+    assert beats.next_expiry_ms([1, 2], now_ms=500) == 1_200
     assert beats.next_expiry_ms([1], now_ms=500) == 1_200
     assert beats.next_expiry_ms([], now_ms=500) == 1_300
 
