@@ -9,6 +9,7 @@ clear line: an unreachable cluster, an unknown topic, a missing partition.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -132,12 +133,12 @@ class ClusterLookup:
         deadline = time.monotonic() + self.timeout_s
         last: object = "no answer"
         unknown = ""
+        leaderless: set[str] = set()
         while pending:
             remaining = deadline - time.monotonic()
-            if remaining <= 0 and unknown:
-                raise UnknownTopicError(unknown)
             if remaining <= 0:
-                raise self._unreachable(f"ListOffsets for {sorted(pending)[:5]}: {last}")
+                raise self._gave_up(sorted(pending)[:5], unknown, bool(leaderless), last)
+            leaderless = set()
             futures = self.admin.list_offsets(
                 {TopicPartition(t, p): spec for (t, p), spec in pending.items()},
                 isolation_level=self.isolation,
@@ -153,6 +154,8 @@ class ClusterLookup:
                     # metadata log: asked again, like a lost leader, until the time bound
                     if error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
                         unknown = f"kafkalite: {tp.topic}-{tp.partition} does not exist"
+                    elif error.code() == KafkaError._NOENT:
+                        leaderless.add(tp.topic)
                     elif not _is_transient(error):
                         raise RuntimeError(
                             f"kafkalite: ListOffsets for {tp.topic}-{tp.partition}: {error.str()}"
@@ -160,4 +163,29 @@ class ClusterLookup:
                     last = error.str()
             if pending:
                 time.sleep(RETRY_BACKOFF_S)
+            self._refresh_metadata(leaderless, deadline)
         return result
+
+    def _gave_up(
+        self, pending: list[tuple[str, int]], unknown: str, leaderless: bool, last: object
+    ) -> Exception:
+        if unknown:
+            return UnknownTopicError(unknown)
+        if leaderless:
+            return KafkaUnavailableError(
+                f"kafkalite: no leader for {pending} within {self.timeout_s:.0f} s "
+                "(kafkaConsumer.pollTimeoutMs): every replica is down, or no in-sync "
+                "replica is left to elect"
+            )
+        return self._unreachable(f"ListOffsets for {pending}: {last}")
+
+    def _refresh_metadata(self, topics: Iterable[str], deadline: float) -> None:
+        """A partition with no leader - between a leader's death and its successor's
+        election - fails librdkafka's ListOffsets with ``_NOENT`` ("Failed to query
+        partition leaders: No leaders found"), and the admin client then answers every
+        later ListOffsets from the leaderless entry in its metadata cache, without asking
+        again (seen for a minute after the leader was back). A Metadata request for the
+        topic replaces that entry; the next round asks the new leader."""
+        for topic in topics:
+            with contextlib.suppress(KafkaException):
+                self.admin.list_topics(topic, timeout=max(deadline - time.monotonic(), 0.5))
