@@ -150,6 +150,21 @@ class RecordingConsumer(KafkaConsumer):  # type: ignore[misc]  # kafka-python is
             )
 
 
+FINAL_LOG_CONSUMER: dict[str, Any] = {
+    "enable_auto_commit": False,
+    "request_timeout_ms": 5000,
+    "client_id": "kafkalite-final-log",
+    "metadata_max_age_ms": 1000,
+    "reconnect_backoff_max_ms": 1000,
+}
+"""The final-log reader's settings. ``metadata_max_age_ms``: kafka-python 3.0.12 answers a
+ListOffsets partition error (NOT_LEADER_OR_FOLLOWER) by asking the same broker again at
+once, without refreshing its metadata, so a reader whose first Metadata answer named a
+leader that has since moved (a broker that had not yet replayed the election, right after
+a fault) asks that broker until its timeout; with its default of five minutes the check
+of lab 04 failed after 30 s. Refreshed every second, it finds the leader within one."""
+
+
 def read_final_log(
     bootstrap_servers: str, partitions: Iterable[Partition], timeout_s: float = 30
 ) -> dict[Partition, dict[int, bytes]]:
@@ -159,19 +174,14 @@ def read_final_log(
     log: dict[Partition, dict[int, bytes]] = {p: {} for p in wanted}
     if not wanted:
         return log
-    consumer = KafkaConsumer(
-        bootstrap_servers=bootstrap_servers,
-        enable_auto_commit=False,
-        request_timeout_ms=5000,
-        client_id="kafkalite-final-log",
-    )
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers, **FINAL_LOG_CONSUMER)
     try:
         tps = [TopicPartition(t, p) for t, p in wanted]
         consumer.assign(tps)
         consumer.seek_to_beginning(*tps)
         deadline = time.monotonic() + timeout_s
         # The whole budget, not request_timeout_ms: right after a failover the client may
-        # need a few metadata refreshes (NOT_LEADER) before a leader answers.
+        # need a metadata refresh or two (FINAL_LOG_CONSUMER) before a leader answers.
         ends: dict[TopicPartition, int] = consumer.end_offsets(
             tps, timeout_ms=int(timeout_s * 1000)
         )

@@ -8,11 +8,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from kafka import KafkaConsumer, KafkaProducer
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import NewTopic
+from kafka.errors import KafkaTimeoutError
 
 import kafkalite.lab
 from kafkalite.cluster import Cluster, ClusterError
 from kafkalite.lab.connection import ENV_DIR, open_cluster
+from kafkalite.lab.recording import FINAL_LOG_CONSUMER
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.labs, pytest.mark.slow]
 
@@ -94,3 +98,41 @@ def test_a_stopped_lab_cluster_starts_again_on_its_ports_with_its_id(
             again.start(1)
     finally:
         again.down()
+
+
+def test_the_final_log_reader_follows_a_leader_that_moved_after_it_looked(
+    make_cluster3: Callable[..., Cluster],
+) -> None:
+    """kafka-python 3.0.12 asks the broker its metadata names as leader again and again
+    when that broker answers ListOffsets with NOT_LEADER_OR_FOLLOWER, without refreshing
+    its metadata: with the default five-minute metadata age, ``end_offsets`` times out
+    (lab 04's check failed so, 30 s after a split brain, in the CI). The final-log reader's
+    settings refresh it within a second. Here leadership moves from broker 1, alive, to
+    broker 2 after both consumers looked it up."""
+    cluster = make_cluster3(**{"auto.leader.rebalance.enable": "false"})
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
+    tp = TopicPartition("moved", 0)
+    try:
+        admin.create_topics([NewTopic("moved", -1, -1, replica_assignments={0: [1, 2, 3]})])
+        producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all")
+        for i in range(5):
+            producer.send("moved", str(i).encode()).get(30)
+        producer.close()
+        reader = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, **FINAL_LOG_CONSUMER)
+        plain = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers)
+        assert reader.end_offsets([tp]) == plain.end_offsets([tp]) == {tp: 5}
+        admin.alter_partition_reassignments({tp: [2, 1, 3]})
+        admin.elect_leaders(0, {"moved": [0]})
+        wait_for(lambda: leader_of(cluster, "moved") == 2, what="broker 2 leads moved-0")
+        with pytest.raises(KafkaTimeoutError):
+            plain.end_offsets([tp], timeout_ms=5000)
+        assert reader.end_offsets([tp], timeout_ms=10_000) == {tp: 5}
+        reader.close()
+        plain.close()
+    finally:
+        admin.close()
+
+
+def leader_of(cluster: Cluster, topic: str) -> int | None:
+    rows = [p for p in cluster.status()["partitions"] if p["topic"] == topic]
+    return rows[0]["leader"] if rows else None
