@@ -320,7 +320,7 @@ APPLIED_BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef(
             "controller.quorum.fetch.timeout.ms",
             _I,
-            "500",
+            "750",
             "2000",
             "a follower that has not heard from its leader for this long stands for election",
             minimum=10,
