@@ -59,8 +59,8 @@ class BrokerHeartbeats:
         self._replayed_offset: dict[int, int] = {}
         self._heard: set[int] = set()
         """Brokers that heartbeated in their current session (their next gap is one)."""
-        self._first_contact_allowance_ms: dict[int, int] = {}
-        """The extra time a broker has for its first contact with a new controller."""
+        self._awaiting_first_contact: set[int] = set()
+        """Brokers a new controller has not heard from yet: two sessions, not one."""
         self._gaps: deque[tuple[int, int]] = deque()
         """(arrival time, gap before it) in the last ``GAP_WINDOW_MS``: a monotonic queue,
         each gap longer than every later one, so the longest is first."""
@@ -73,15 +73,13 @@ class BrokerHeartbeats:
         self._last_contact_ms = dict.fromkeys(broker_ids, now_ms)
         self._replayed_offset = {}
         self._heard = set()
-        self._first_contact_allowance_ms = dict.fromkeys(
-            set(self._last_contact_ms) - set(gone), self.effective_timeout_ms(now_ms)
-        )
+        self._awaiting_first_contact = set(self._last_contact_ms) - set(gone)
 
     def registered(self, broker_id: int, now_ms: int) -> None:
         """A registration starts a new session: the time since the broker's last heartbeat
         (it restarted) is no gap."""
         self._heard.discard(broker_id)
-        self._first_contact_allowance_ms.pop(broker_id, None)
+        self._awaiting_first_contact.discard(broker_id)
         self._last_contact_ms[broker_id] = max(now_ms, self._last_contact_ms.get(broker_id, 0))
 
     def touch(self, broker_id: int, now_ms: int, replayed_offset: int | None = None) -> None:
@@ -93,7 +91,7 @@ class BrokerHeartbeats:
             if 0 < gap <= self.effective_timeout_ms(now_ms):
                 self._record_gap(now_ms, gap)
         self._heard.add(broker_id)
-        self._first_contact_allowance_ms.pop(broker_id, None)
+        self._awaiting_first_contact.discard(broker_id)
         self._last_contact_ms[broker_id] = max(now_ms, last or 0)
         if replayed_offset is not None:
             self._replayed_offset[broker_id] = replayed_offset
@@ -132,8 +130,8 @@ class BrokerHeartbeats:
 
     def _expiry_ms(self, broker_id: int, now_ms: int) -> int:
         last = self._last_contact_ms.setdefault(broker_id, now_ms)
-        allowance = self._first_contact_allowance_ms.get(broker_id, 0)
-        return last + allowance + self.effective_timeout_ms(now_ms)
+        sessions = 2 if broker_id in self._awaiting_first_contact else 1
+        return last + sessions * self.effective_timeout_ms(now_ms)
 
     def behind(self, live: Iterable[int], offset: int) -> list[int]:
         """The live brokers that have not yet reported replaying ``offset``."""
