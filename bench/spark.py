@@ -6,15 +6,18 @@ driver kill, and the pipeline's peak memory (3 brokers, local[2]).
 1. **Source throughput**: a batch query reads 200,000 records of 1 KiB (3 partitions)
    and sums the value lengths; records/s of the whole query, JVM already running.
 2. **Micro-batch latency**: the exactly-once copy pipeline (``kafkalite.spark.pipeline``)
-   under 1,000 records/s; each batch's ``triggerExecution`` time, p50 and p99 of 60
-   batches after the first three.
+   while a producer sends 1 KiB records (acks=all) at a lab's pace (``LAB_RATE``) and at
+   1,000 records/s; each batch's ``triggerExecution`` time, p50 and p99 of 60 batches
+   after the first three. The brokers' own work grows with the rate: at 200 records/s
+   three Python brokers take about 1.5 of the machine's two cores, which Spark then lacks.
 3. **Driver kill -> first batch after restart**: the copy pipeline as its own process,
    SIGKILLed after a committed batch and started again: seconds from the restart to the
    next commit in its checkpoint (JVM start included), median of 3; and of that, the
-   seconds to a SparkSession and to the started query, as the pipeline prints them.
+   seconds to a SparkSession and to the started query, as the pipeline prints them. At
+   ``LAB_RATE`` and at 200 records/s.
 4. **Peak memory**: the largest sum of RSS over the driver process group (Python driver,
-   JVM, Python workers) and the three brokers during run 3, and the largest sum of PSS
-   (shared pages divided among the processes sharing them: Spark forks its Python
+   JVM, Python workers) and the three brokers during each run of 3, and the largest sum
+   of PSS (shared pages divided among the processes sharing them: Spark forks its Python
    workers from daemons, so the RSS sum counts their shared pages several times).
 
 The load average when the run ended is recorded with the figures: Spark starts a JVM and
@@ -46,6 +49,7 @@ from tests.support.topics import create_topic
 
 RECORDS = 200_000
 LATENCY_BATCHES = 60
+LAB_RATE = 20  # records/s: a lab's producer sends a few hundred records now and then
 VALUE = b"x" * 1024
 
 
@@ -80,9 +84,9 @@ def source_throughput(spark, bootstrap: str) -> dict[str, float]:
 
 
 class Trickle:
-    """1,000 records/s of 1 KiB into ``topic`` until stopped."""
+    """``rate`` records/s of 1 KiB into ``topic`` until stopped."""
 
-    def __init__(self, bootstrap: str, topic: str, rate: int = 1000) -> None:
+    def __init__(self, bootstrap: str, topic: str, rate: int) -> None:
         self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
         self.topic, self.rate = topic, rate
         self.stop = threading.Event()
@@ -99,12 +103,13 @@ class Trickle:
         self.producer.flush(30)
 
 
-def batch_latency(spark, bootstrap: str, work: Path) -> dict[str, float]:
-    create_topic(bootstrap, "lat-in", 3, 3)
-    create_topic(bootstrap, "lat-out", 3, 3)
-    trickle = Trickle(bootstrap, "lat-in")
+def batch_latency(spark, bootstrap: str, work: Path, rate: int) -> dict[str, float]:
+    source, output = f"lat-in-{rate}", f"lat-out-{rate}"
+    create_topic(bootstrap, source, 3, 3)
+    create_topic(bootstrap, output, 3, 3)
+    trickle = Trickle(bootstrap, source, rate)
     trickle.thread.start()
-    query = copy_topic(spark, bootstrap, "lat-in", "lat-out", str(work / "lat-checkpoint"))
+    query = copy_topic(spark, bootstrap, source, output, str(work / f"{source}-checkpoint"))
 
     def measured() -> list[float]:  # the first batches start Python workers: left out
         return sorted(
@@ -125,6 +130,7 @@ def batch_latency(spark, bootstrap: str, work: Path) -> dict[str, float]:
     durations = measured()
     assert durations, "no micro-batch with data finished in 600 s"
     return {
+        "records_per_s": rate,
         "batches": len(durations),
         "p50_s": round(statistics.median(durations), 3),
         "p99_s": round(durations[int(len(durations) * 0.99) - 1], 3),
@@ -153,19 +159,20 @@ def group_memory_mb(driver: DriverProcess, cluster: Cluster, pss: bool) -> tuple
     return rss_sum / 2**20, pss_sum / 2**20
 
 
-def restart_after_kill(cluster: Cluster, work: Path) -> dict[str, float]:
+def restart_after_kill(cluster: Cluster, work: Path, rate: int) -> dict[str, float]:
     bootstrap = cluster.bootstrap_servers
-    create_topic(bootstrap, "kill-in", 3, 3)
-    create_topic(bootstrap, "kill-out", 3, 3)
-    checkpoint = work / "kill-checkpoint"
+    source, output = f"kill-in-{rate}", f"kill-out-{rate}"
+    create_topic(bootstrap, source, 3, 3)
+    create_topic(bootstrap, output, 3, 3)
+    checkpoint = work / f"{source}-checkpoint"
     driver = DriverProcess(
         "kafkalite.spark.pipeline",
-        ["--bootstrap", bootstrap, "--source", "kill-in", "--output", "kill-out",
+        ["--bootstrap", bootstrap, "--source", source, "--output", output,
          "--checkpoint", str(checkpoint)],
-        log_dir=work,
+        log_dir=work / source,
         cwd=work,
     )  # fmt: skip
-    trickle = Trickle(bootstrap, "kill-in", rate=200)
+    trickle = Trickle(bootstrap, source, rate)
     trickle.thread.start()
     peak_rss = peak_pss = 0.0
     restarts: list[float] = []
@@ -199,6 +206,7 @@ def restart_after_kill(cluster: Cluster, work: Path) -> dict[str, float]:
         trickle.stop.set()
         trickle.thread.join()
     return {
+        "records_per_s": rate,
         "restart_to_first_batch_s": round(statistics.median(restarts), 1),
         "restarts_s": [round(r, 1) for r in restarts],
         "session_then_query_started_s": phases,
@@ -212,10 +220,13 @@ def main() -> None:
         spark = kafkalite.spark.session("bench")
         try:
             throughput = source_throughput(spark, cluster.bootstrap_servers)
-            latency = batch_latency(spark, cluster.bootstrap_servers, Path(tmp))
+            latency = [
+                batch_latency(spark, cluster.bootstrap_servers, Path(tmp), rate)
+                for rate in (LAB_RATE, 1000)
+            ]
         finally:
             spark.stop()
-        recovery = restart_after_kill(cluster, Path(tmp))
+        recovery = [restart_after_kill(cluster, Path(tmp), rate) for rate in (LAB_RATE, 200)]
     record(
         "spark",
         {

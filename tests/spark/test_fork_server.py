@@ -16,7 +16,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
+from pyspark.sql import SparkSession
 
 from kafkalite.spark import fork_server
 from kafkalite.spark.fork_client import ENV
@@ -131,3 +133,26 @@ def test_a_temporary_directory_too_deep_for_a_socket_means_no_fork_server() -> N
         fork_server.socket_path("/tmp/kafkalite-fork-abc") == "/tmp/kafkalite-fork-abc/server.sock"
     )
     assert fork_server.socket_path("/tmp/" + "d" * 120) is None
+
+
+def command_line(process: psutil.Process) -> list[str]:
+    try:
+        return process.cmdline()
+    except psutil.Error:  # exited meanwhile (or a zombie: no command line left)
+        return []
+
+
+def test_the_session_jvm_looks_up_data_sources_in_a_fork(spark: SparkSession) -> None:
+    """Once per session the driver's JVM starts a Python daemon that looks for installed
+    data sources (before the first ``format("kafkalite")``). It runs the driver's Python
+    (``PYSPARK_DRIVER_PYTHON``), which is the script too: the daemon is a fork of the fork
+    server, not a Python that imports pyspark for 2-3 s."""
+    spark.range(1).collect()
+    jvm = psutil.Process(spark.sparkContext._gateway.proc.pid)  # type: ignore[union-attr]
+    lookups = [
+        cmd
+        for cmd in map(command_line, jvm.children(recursive=True))
+        if "pyspark.sql.worker.lookup_data_sources" in cmd
+    ]
+    assert lookups, "no data-source lookup daemon under the driver's JVM"
+    assert all(any(a.endswith("fork_client.py") for a in cmd) for cmd in lookups), lookups
