@@ -16,9 +16,10 @@ driver kill, and the pipeline's peak memory (3 brokers, local[2]).
    seconds to a SparkSession and to the started query, as the pipeline prints them. At
    ``LAB_RATE`` and at 200 records/s.
 4. **Peak memory**: the largest sum of RSS over the driver process group (Python driver,
-   JVM, Python workers) and the three brokers during each run of 3, and the largest sum
-   of PSS (shared pages divided among the processes sharing them: Spark forks its Python
-   workers from daemons, so the RSS sum counts their shared pages several times).
+   JVM, Python daemons and workers) and the three brokers over ten micro-batches of the
+   running pipeline of 3 (before its first kill), and the largest sum of PSS (shared
+   pages divided among the processes sharing them: Spark forks its Python workers from
+   daemons, so the RSS sum counts their shared pages several times).
 
 The load average when the run ended is recorded with the figures: Spark starts a JVM and
 several Python processes, so on a busy two-core machine these numbers move a lot.
@@ -49,6 +50,7 @@ from tests.support.topics import create_topic
 
 RECORDS = 200_000
 LATENCY_BATCHES = 60
+STEADY_BATCHES = 10  # committed batches of a running pipeline whose memory is sampled
 LAB_RATE = 20  # records/s: a lab's producer sends a few hundred records now and then
 VALUE = b"x" * 1024
 
@@ -177,30 +179,37 @@ def restart_after_kill(cluster: Cluster, work: Path, rate: int) -> dict[str, flo
     peak_rss = peak_pss = 0.0
     restarts: list[float] = []
 
-    def wait_commit(after: int | None, timeout_s: float = 300) -> None:
+    def wait_commit(after: int | None, sample: bool, timeout_s: float = 300) -> None:
+        """Until a batch after ``after`` is committed; with ``sample``, the memory too."""
         nonlocal peak_rss, peak_pss
         deadline = time.monotonic() + timeout_s
         samples = 0
         while read_checkpoint(checkpoint).committed_batch == after:
             assert time.monotonic() < deadline, driver.log()[-2000:]
-            rss, pss = group_memory_mb(driver, cluster, pss=samples % 10 == 0)
-            samples += 1
-            peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
-            time.sleep(0.1)
+            if sample:
+                rss, pss = group_memory_mb(driver, cluster, pss=samples % 10 == 0)
+                samples += 1
+                peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
+            time.sleep(0.1 if sample else 0.02)
 
     phases: list[list[float]] = []
     try:
         driver.start()
-        wait_commit(None)
+        wait_commit(None, sample=False)
+        # The memory of a running pipeline: Spark starts its Python daemons and workers
+        # over the first batches; sampled over the next ones, not during the restarts
+        # timed below (reading every process's page map would slow them).
+        for _ in range(STEADY_BATCHES):
+            wait_commit(read_checkpoint(checkpoint).committed_batch, sample=True)
         for _ in range(3):
-            wait_commit(read_checkpoint(checkpoint).committed_batch)
             driver.kill()
             last = read_checkpoint(checkpoint).committed_batch
             started = time.monotonic()
             driver.start()
-            wait_commit(last)
+            wait_commit(last, sample=False)
             restarts.append(time.monotonic() - started)
             phases.append([float(s) for s in re.findall(r"after ([0-9.]+) s", driver.log())])
+            wait_commit(read_checkpoint(checkpoint).committed_batch, sample=False)
     finally:
         driver.kill()
         trickle.stop.set()

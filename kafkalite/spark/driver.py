@@ -1,9 +1,14 @@
 """A Spark driver as a process of its own, so a lab (or a test) can kill it like a crash.
 
 ``DriverProcess`` runs a pipeline module (``python -m ...``) in a new process group: the
-Python driver, its JVM (with the ``local[*]`` executors) and its Python workers. ``kill()``
-sends SIGKILL to the whole group, as a machine failure would; ``start()`` again resumes
-from the query's checkpoint.
+Python driver, its JVM (with the ``local[*]`` executors), its fork server and its Python
+workers. ``kill()`` sends SIGKILL to the whole group, as a machine failure would;
+``start()`` again resumes from the query's checkpoint.
+
+A notebook that made a SparkSession of its own has a fork server whose address is in its
+environment (:func:`kafkalite.spark.session.prepare_environment`); a driver started from
+it gets its own instead (an empty value, fork servers off, is kept), or its Python workers
+would be forks of the notebook's, outside the group the kill reaches.
 """
 
 from __future__ import annotations
@@ -13,7 +18,16 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+
+from kafkalite.spark.fork_client import ENV as FORK_SERVER_ENV
+
+
+def driver_environment(parent: Mapping[str, str]) -> dict[str, str]:
+    """The environment of a driver started from ``parent``: without the parent's fork
+    server (kept if empty: fork servers turned off)."""
+    return {k: v for k, v in parent.items() if k != FORK_SERVER_ENV or not v}
 
 
 class DriverProcess:
@@ -41,6 +55,7 @@ class DriverProcess:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                env=driver_environment(os.environ),
             )
         return self.process
 

@@ -21,8 +21,10 @@ import pytest
 from pyspark.sql import SparkSession
 
 from kafkalite.spark import fork_server
+from kafkalite.spark.driver import DriverProcess
 from kafkalite.spark.fork_client import ENV
 from kafkalite.spark.session import spark_python
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
@@ -156,3 +158,46 @@ def test_the_session_jvm_looks_up_data_sources_in_a_fork(spark: SparkSession) ->
     ]
     assert lookups, "no data-source lookup daemon under the driver's JVM"
     assert all(any(a.endswith("fork_client.py") for a in cmd) for cmd in lookups), lookups
+
+
+DRIVER = """
+import time
+import kafkalite.spark
+spark = kafkalite.spark.session("driver-probe")
+spark.sparkContext.parallelize([1, 2], 2).map(lambda x: x).collect()  # Python workers
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_driver_started_beside_a_session_has_a_fork_server_of_its_own(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Lab 08 makes a SparkSession in the notebook, then starts the pipeline's driver as a
+    process to kill. That driver's Python workers must be forks of a server in its own
+    process group, which the kill reaches, not of the notebook's."""
+    assert os.environ.get(ENV), "this process's session has a fork server"
+    ours = [
+        c
+        for c in psutil.Process().children()
+        if "kafkalite.spark.fork_server" in " ".join(command_line(c))
+    ]
+    assert len(ours) == 1, ours
+    before = {c.pid for c in ours[0].children()}
+    (tmp_path / "driver_probe.py").write_text(DRIVER)
+    driver = DriverProcess("driver_probe", [], log_dir=tmp_path / "logs", cwd=tmp_path)
+    process = driver.start()
+    try:
+        wait_for(lambda: "ready" in driver.log(), 300, "the driver's first Python tasks")
+        group = [p for p in psutil.process_iter() if process_group(p) == process.pid]
+        assert any("kafkalite.spark.fork_server" in " ".join(command_line(p)) for p in group)
+        assert {c.pid for c in ours[0].children()} <= before, "forks of this process's server"
+    finally:
+        driver.kill()
+
+
+def process_group(process: psutil.Process) -> int | None:
+    try:
+        return os.getpgid(process.pid)
+    except ProcessLookupError:
+        return None
