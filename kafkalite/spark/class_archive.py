@@ -26,6 +26,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -36,6 +37,9 @@ from kafkalite.spark.session import (
     session,
 )
 
+# What the building JVM runs (:func:`_exercise_and_print_jvm_pid`): part of the key, so
+# that a changed exercise builds a new archive where an older one exists.
+EXERCISE = 2
 JVM_EXIT_S = 300.0  # the JVM writes the archive (~150 MB) after its Python driver ended
 # Classes CDS cannot keep (from signed jars, generated ones) are each one warning line.
 QUIET = "-Xlog:cds*=off"
@@ -56,11 +60,12 @@ def _file_id(path: Path) -> str:
 
 def archive_key(java_home: Path, jvm_options: str, spark_home: Path) -> str:
     """The name of the archive these inputs give: a digest of the Java binary, the JVM
-    options, and the path, size and time of each Spark jar, so an archive is found only
-    while every one of them is as it was when it was written."""
+    options, the path, size and time of each Spark jar and the :data:`EXERCISE`, so an
+    archive is found only while every one of them is as it was when it was written."""
     java = (java_home / "bin" / "java").resolve()
     jars = sorted((spark_home / "jars").glob("*.jar"))
     inputs = [str(java), _file_id(java), jvm_options, str(spark_home), *map(_file_id, jars)]
+    inputs.append(f"exercise {EXERCISE}")
     return hashlib.sha256("\n".join(inputs).encode()).hexdigest()[:16]
 
 
@@ -104,13 +109,19 @@ def remove_stale(directory: Path) -> list[Path]:
 
 def _exercise_and_print_jvm_pid(dump_to: str) -> None:
     """In the building process: the session whose JVM writes the archive at its exit."""
+    from kafkalite.spark.class_archive_source import CountingSource  # noqa: PLC0415
+
     spark = session("class-archive", config={"spark.driver.extraJavaOptions": dump_to})
     spark.range(1000).selectExpr("sum(id)").collect()
-    stream = spark.readStream.format("rate").load().writeStream.format("noop").start()
-    deadline = time.monotonic() + 120
-    while stream.lastProgress is None and time.monotonic() < deadline:
-        time.sleep(0.2)
-    stream.stop()
+    spark.dataSource.register(CountingSource)
+    with tempfile.TemporaryDirectory(prefix="kafkalite-class-archive-") as checkpoint:
+        for source, sink, batches in (("rate", "noop", 1), (CountingSource.name(), None, 3)):
+            writer = spark.readStream.format(source).load().writeStream.format(sink or source)
+            stream = writer.option("checkpointLocation", checkpoint + "/" + source).start()
+            deadline = time.monotonic() + 120
+            while len(stream.recentProgress) < batches and time.monotonic() < deadline:
+                time.sleep(0.2)
+            stream.stop()
     print(spark.sparkContext._gateway.proc.pid, flush=True)  # type: ignore[union-attr]
     spark.stop()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -30,3 +31,51 @@ def test_a_spark_jvm_maps_the_built_archive() -> None:
     )
     assert run.returncode == 0 and "sum 4950" in run.stdout, run.stderr[-3000:]
     assert f"-XX:SharedArchiveFile={archive}" in run.stdout.splitlines()
+
+
+STREAM = """
+import sys, tempfile, time
+import kafkalite.spark
+from kafkalite.spark.class_archive_source import CountingSource
+log = "-Xshare:on -Xlog:class+load=info:file=" + sys.argv[1]
+spark = kafkalite.spark.session("archive-stream", config={"spark.driver.extraJavaOptions": log})
+spark.dataSource.register(CountingSource)
+with tempfile.TemporaryDirectory() as checkpoint:
+    stream = (
+        spark.readStream.format(CountingSource.name()).load()
+        .writeStream.format(CountingSource.name()).option("checkpointLocation", checkpoint)
+        .start()
+    )
+    deadline = time.monotonic() + 120
+    while not stream.recentProgress and time.monotonic() < deadline:
+        time.sleep(0.2)
+    stream.stop()
+spark.stop()
+"""
+
+
+def test_a_python_streaming_source_and_sink_run_from_the_archive(tmp_path: Path) -> None:
+    """A restarted pipeline's first micro-batch runs Spark's JVM side of a Python stream
+    (its planning, Arrow vectors, the stream write): those classes come from the archive,
+    not from the jars."""
+    build()
+    log = tmp_path / "classes.log"
+    run = subprocess.run(
+        [sys.executable, "-c", STREAM, str(log)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    sources = {}
+    for line in log.read_text().splitlines():
+        name, _, source = line.partition(" source: ")
+        sources[name.rsplit(" ", 1)[-1]] = source
+    python = "org.apache.spark.sql.execution.datasources.v2.python."
+    for name in (
+        python + "PythonMicroBatchStreamWithTriggerAvailableNow",
+        python + "PythonStreamingWrite",
+        "org.apache.arrow.vector.VarBinaryVector",
+    ):
+        assert sources.get(name, "").startswith("shared objects file"), (name, sources.get(name))
