@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kafkalite.spark.session import (
     JVM_SETTINGS,
@@ -36,6 +37,9 @@ from kafkalite.spark.session import (
     scratch_directory,
     session,
 )
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 # What the building JVM runs (:func:`_exercise_and_print_jvm_pid`): part of the key, so
 # that a changed exercise builds a new archive where an older one exists.
@@ -107,6 +111,18 @@ def remove_stale(directory: Path) -> list[Path]:
     return removed
 
 
+def stream_batches(spark: SparkSession, source: str, sink: str, batches: int) -> None:
+    """Run a streaming query from ``format(source)`` to ``format(sink)`` for ``batches``
+    micro-batches (at most two minutes), with a checkpoint of its own."""
+    with tempfile.TemporaryDirectory(prefix="kafkalite-class-archive-") as checkpoint:
+        writer = spark.readStream.format(source).load().writeStream.format(sink)
+        stream = writer.option("checkpointLocation", checkpoint).start()
+        deadline = time.monotonic() + 120
+        while len(stream.recentProgress) < batches and time.monotonic() < deadline:
+            time.sleep(0.2)
+        stream.stop()
+
+
 def _exercise_and_print_jvm_pid(dump_to: str) -> None:
     """In the building process: the session whose JVM writes the archive at its exit."""
     from kafkalite.spark.class_archive_source import CountingSource  # noqa: PLC0415
@@ -114,14 +130,8 @@ def _exercise_and_print_jvm_pid(dump_to: str) -> None:
     spark = session("class-archive", config={"spark.driver.extraJavaOptions": dump_to})
     spark.range(1000).selectExpr("sum(id)").collect()
     spark.dataSource.register(CountingSource)
-    with tempfile.TemporaryDirectory(prefix="kafkalite-class-archive-") as checkpoint:
-        for source, sink, batches in (("rate", "noop", 1), (CountingSource.name(), None, 3)):
-            writer = spark.readStream.format(source).load().writeStream.format(sink or source)
-            stream = writer.option("checkpointLocation", checkpoint + "/" + source).start()
-            deadline = time.monotonic() + 120
-            while len(stream.recentProgress) < batches and time.monotonic() < deadline:
-                time.sleep(0.2)
-            stream.stop()
+    stream_batches(spark, "rate", "noop", 1)
+    stream_batches(spark, CountingSource.name(), CountingSource.name(), 3)
     print(spark.sparkContext._gateway.proc.pid, flush=True)  # type: ignore[union-attr]
     spark.stop()
 

@@ -53,9 +53,6 @@ class CountingSource(DataSource):
 class CountingReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Like the Kafka source: admission control and Trigger.AvailableNow."""
 
-    def __init__(self) -> None:
-        self.end = 0
-
     def prepareForTriggerAvailableNow(self) -> None:
         """Every batch has rows: there is no end to find."""
 
@@ -66,8 +63,7 @@ class CountingReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadAllAvailable()
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
-        self.end = int(start["offset"]) + ROWS_PER_BATCH
-        return {"offset": self.end}
+        return {"offset": int(start["offset"]) + ROWS_PER_BATCH}
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         return [InputPartition((int(start["offset"]), int(end["offset"])))]

@@ -34,22 +34,14 @@ def test_a_spark_jvm_maps_the_built_archive() -> None:
 
 
 STREAM = """
-import sys, tempfile, time
+import sys
 import kafkalite.spark
+from kafkalite.spark.class_archive import stream_batches
 from kafkalite.spark.class_archive_source import CountingSource
 log = "-Xshare:on -Xlog:class+load=info:file=" + sys.argv[1]
 spark = kafkalite.spark.session("archive-stream", config={"spark.driver.extraJavaOptions": log})
 spark.dataSource.register(CountingSource)
-with tempfile.TemporaryDirectory() as checkpoint:
-    stream = (
-        spark.readStream.format(CountingSource.name()).load()
-        .writeStream.format(CountingSource.name()).option("checkpointLocation", checkpoint)
-        .start()
-    )
-    deadline = time.monotonic() + 120
-    while not stream.recentProgress and time.monotonic() < deadline:
-        time.sleep(0.2)
-    stream.stop()
+stream_batches(spark, CountingSource.name(), CountingSource.name(), 1)
 spark.stop()
 """
 
