@@ -19,6 +19,7 @@ The load average is recorded: other work on the machine inflates both figures.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import os
 import statistics
@@ -87,6 +88,20 @@ def idle_cost(clusters: list[Cluster], window_s: float) -> dict[str, Any]:
     }
 
 
+def wake_up_cost_us(wakes: int = 200) -> float:
+    """CPU microseconds one timer wake-up of an idle asyncio loop costs on this machine: an
+    idle cluster's cost is mostly such wake-ups (each quorum Fetch, heartbeat and check
+    wakes a process), so this is what to scale its figures by on another machine."""
+
+    async def sleeps() -> None:
+        for _ in range(wakes):
+            await asyncio.sleep(0.005)
+
+    started = time.process_time()
+    asyncio.run(sleeps())
+    return round((time.process_time() - started) / wakes * 1e6, 1)
+
+
 def controller_failover_s(cluster: Cluster) -> float:
     """SIGKILL the active controller; seconds until its successor is active."""
     status = wait_for(lambda: cluster.status()["quorum"], what="a quorum leader")
@@ -126,6 +141,7 @@ def main(argv: list[str] | None = None) -> None:
     with idle_clusters(args.clusters) as clusters:
         time.sleep(SETTLE_S)  # start-up work (metadata replay, registrations) is not idle cost
         results["load_average_before"] = os.getloadavg()[0]
+        results["asyncio_wake_up_cpu_us"] = wake_up_cost_us()
         results["idle"] = idle_cost(clusters, args.window_s)
         for cluster in clusters:
             create_lab_topics(cluster)

@@ -32,7 +32,7 @@ from kafkalite.broker.group_offsets import BrokerOffsetsTopic
 from kafkalite.broker.isr_manager import IsrManager
 from kafkalite.broker.lifecycle import BrokerLifecycle
 from kafkalite.broker.log_cleaner import LogCleanerManager
-from kafkalite.broker.loop_lag import LoopLagMonitor
+from kafkalite.broker.loop_lag import CONTROL_INTERVAL_S, LoopLagMonitor
 from kafkalite.broker.partition_events import emit_partition_change
 from kafkalite.broker.producer_ids import ProducerIdManager
 from kafkalite.broker.raft_quorum import RaftQuorum, VoterAddress, parse_voters
@@ -61,6 +61,7 @@ from kafkalite.raft.config import RaftConfig
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.log_manager import LogManager
 from kafkalite.supervision import TaskSupervisor
+from kafkalite.ticks import sleep_until_tick
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +125,7 @@ class Broker:
             f"broker-{config.broker_id}-control", self.supervisor.spawn
         )
         self.loop_lag = LoopLagMonitor()
-        self.control_loop_lag = LoopLagMonitor()
+        self.control_loop_lag = LoopLagMonitor(CONTROL_INTERVAL_S)
         controller_image = MetadataImage()
         """The controller's own image, replayed on the control plane: it validates and
         snapshots against it, never against the main loop's."""
@@ -304,16 +305,18 @@ class Broker:
                 raise ValueError(result.message)
 
     async def _checkpoint_loop(self) -> None:
-        """Write each log's recovery point as its closed segments' fsyncs complete."""
+        """Write each log's recovery point as its closed segments' fsyncs complete. On the
+        shared grid of ``kafkalite.ticks``, as the retention check is: an idle broker wakes
+        once for every check that falls due together."""
         while True:
             interval = self.image.broker_int("log.flush.offset.checkpoint.interval.ms")
-            await asyncio.sleep(interval / 1000)
+            await sleep_until_tick(interval / 1000)
             self.logs.checkpoint_recovery_points()  # a failed fsync stops the broker
 
     async def _retention_loop(self) -> None:
         while True:
             interval = self.image.broker_int("log.retention.check.interval.ms")
-            await asyncio.sleep(interval / 1000)
+            await sleep_until_tick(interval / 1000)
             self.replica_manager.enforce_retention()  # a disk error stops the broker
 
     def _on_applied(self, end_offset: int) -> None:

@@ -37,6 +37,7 @@ from kafkalite.controller.replication_control import PREFERRED_ELECTION, AlterPa
 from kafkalite.controller.results import ApiResult, ControllerResult
 from kafkalite.controller.topic_control import CreatableTopic, CreatedTopic
 from kafkalite.supervision import Spawn
+from kafkalite.ticks import sleep_until_tick
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -64,9 +65,11 @@ class ControllerService:
         self.controller = controller
         self.image = controller.image
         self.now_ms = now_ms
-        self.heartbeats = BrokerHeartbeats(self._session_timeout_ms(), self._interval_ms())
+        self.heartbeats = BrokerHeartbeats(self._session_timeout_ms(), self._contact_interval_ms())
         self._heard = asyncio.Event()
         """Set (and replaced) on every heartbeat: what propagation waits on."""
+        self._contact = asyncio.Event()
+        """Set on every contact (heartbeat or quorum Fetch): the fence check's deadline moved."""
         self._lock = asyncio.Lock()
         self._tasks: list[asyncio.Task[None]] = []
         quorum.on_activation(self._on_activation)
@@ -75,8 +78,11 @@ class ControllerService:
     def _session_timeout_ms(self) -> int:
         return self.image.broker_int("broker.session.timeout.ms")
 
-    def _interval_ms(self) -> int:
-        return self.image.broker_int("broker.heartbeat.interval.ms")
+    def _contact_interval_ms(self) -> int:
+        """Every broker is a voter here: its quorum Fetch, parked at most
+        ``fetch_max_wait_ms``, reaches this controller more often than its heartbeats."""
+        heartbeat_ms = self.image.broker_int("broker.heartbeat.interval.ms")
+        return min(heartbeat_ms, self.quorum.config.fetch_max_wait_ms)
 
     async def _run(self, operation: Callable[[], ControllerResult[T]]) -> T:
         response, _ = await self._commit(operation)
@@ -149,6 +155,7 @@ class ControllerService:
         replayed metadata offset, fencing and shutdown requests), at once when it changes."""
         if self.quorum.is_active:
             self.heartbeats.touch(node_id, self.now_ms())
+            self._contact.set()
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -159,11 +166,14 @@ class ControllerService:
 
     async def _fence_loop(self) -> None:
         """Fence brokers whose session ran out. Wakes when the first session would run
-        out (not on a fixed tick); a wake-up that comes late means this controller was
-        stalled, and the stall counts against no broker."""
+        out (not on a fixed tick), and looks again at every contact, which moves that
+        moment on: an idle controller's process then wakes for a session that really
+        runs out, not every few hundred ms to find that none has (a contact comes with a
+        request the loop is awake for anyway). A wake-up that comes late means this
+        controller was stalled, and the stall counts against no broker."""
         while True:
             self.heartbeats.session_timeout_ms = self._session_timeout_ms()
-            self.heartbeats.heartbeat_interval_ms = self._interval_ms()
+            self.heartbeats.contact_interval_ms = self._contact_interval_ms()
             now = self.now_ms()
             unfenced = [b.broker_id for b in self.image.live_brokers()]
             for broker_id in self.heartbeats.expired(unfenced, now, self.quorum.node_id):
@@ -176,8 +186,15 @@ class ControllerService:
                     broker_id,
                     self.heartbeats.effective_timeout_ms(now),
                 )
-            wake_ms = max(self.heartbeats.next_expiry_ms(unfenced, now) + 1, now + 10)
-            await asyncio.sleep((wake_ms - now) / 1000)
+            expiry = self.heartbeats.next_expiry_ms(unfenced, now, self.quorum.node_id)
+            wake_ms = max(expiry + 1, now + 10)
+            self._contact.clear()
+            try:
+                async with asyncio.timeout((wake_ms - now) / 1000):
+                    await self._contact.wait()
+                continue
+            except TimeoutError:
+                pass
             late_ms = self.now_ms() - wake_ms - STALL_TOLERANCE_MS
             if late_ms > 0:
                 self.heartbeats.forgive(late_ms, self.now_ms())
@@ -186,7 +203,7 @@ class ControllerService:
         """``auto.leader.rebalance.enable``: the preferred replica leads when it can."""
         while True:
             interval = self.image.broker_int("leader.imbalance.check.interval.seconds")
-            await asyncio.sleep(interval)
+            await sleep_until_tick(interval)
             if not self.image.broker_bool("auto.leader.rebalance.enable"):
                 continue
             try:
@@ -216,6 +233,7 @@ class ControllerService:
         want_shut_down: bool,
     ) -> HeartbeatReply:
         self.heartbeats.touch(broker_id, self.now_ms(), metadata_offset)
+        self._contact.set()
         self._heard.set()
         self._heard = asyncio.Event()
         reply, offset = await self._commit(

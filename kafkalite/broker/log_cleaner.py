@@ -21,6 +21,7 @@ from kafkalite.events import EventType
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.replication.partition import Partition
 from kafkalite.storage.cleaner import CleanerStats, LogToClean, clean, log_to_clean, needs_cleaning
+from kafkalite.ticks import sleep_until_tick
 from kafkalite.topic_partition import TopicPartition
 
 
@@ -44,8 +45,8 @@ class LogCleanerManager:
             cleaned = False
             if self.image.broker_bool("log.cleaner.enable"):
                 cleaned = await self.clean_dirtiest()
-            if not cleaned:
-                await asyncio.sleep(self.image.broker_int("log.cleaner.backoff.ms") / 1000)
+            if not cleaned:  # nothing to clean: look again on the shared grid of checks
+                await sleep_until_tick(self.image.broker_int("log.cleaner.backoff.ms") / 1000)
 
     def dirtiest(self) -> tuple[TopicPartition, Partition, LogToClean] | None:
         """The hosted log most in need of cleaning, if any needs it."""

@@ -22,6 +22,11 @@ INTERVAL_S = 0.5
 on an idle broker each wake-up of its own costs more than the check it runs. A stall
 shorter than this that falls between two ticks is not seen; a loop that is busy for
 seconds, which is what ``status`` must show, is."""
+CONTROL_INTERVAL_S = 1.0
+"""The control plane's loop has no 100 ms checks to share ticks with: its wake-ups (quorum
+Fetches, heartbeats) come at their own times, so each probe is a wake-up of its own. Once a
+second is enough to see it busy for seconds; a stall still in progress shows at once
+(``lag_ms``)."""
 
 
 class LagWindow:

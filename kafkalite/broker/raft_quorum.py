@@ -57,6 +57,12 @@ FetchListener = Callable[[int], None]
 INBOUND_TIMEOUT_S = 5.0
 STALL_SETTLE_PASSES = 4
 """Loop passes a message needs from the socket to the node (read, frame, handler)."""
+TIMER_SLACK_MS = 20
+"""The driver wakes for the node's next timer at the next multiple of this on the node's
+clock, not to the millisecond. An idle leader's parked Fetches, one per voter, fall due a
+millisecond or two apart (it answered their voters together), and each wake-up of an idle
+process costs far more than the work it does: rounded, they are answered in one. No timer
+of the quorum is that fine (the shortest, the election timeout, is 300 ms)."""
 
 
 class NotControllerError(Exception):
@@ -84,6 +90,11 @@ def parse_voters(value: str) -> dict[int, VoterAddress]:
             raise ValueError(f"expected id@host:port in controller.quorum.voters, got {item!r}")
         voters[int(node)] = VoterAddress(int(node), host, int(port))
     return voters
+
+
+def with_slack(deadline_ms: int) -> int:
+    """``deadline_ms`` rounded up to a multiple of ``TIMER_SLACK_MS``."""
+    return -(-deadline_ms // TIMER_SLACK_MS) * TIMER_SLACK_MS
 
 
 def monotonic_ms() -> int:
@@ -294,7 +305,7 @@ class RaftQuorum:
             now = self.clock.now()
             self._dispatch(self.node.poll(now))
             self._after_step()
-            delay = max(0, self.node.next_deadline_ms() - now)
+            delay = max(0, with_slack(self.node.next_deadline_ms()) - now)
             if delay:
                 self.clock.expect(now + delay)
                 with contextlib.suppress(TimeoutError):

@@ -84,14 +84,15 @@ class ReplicaFetcher:
 
     def set_partitions(self, wanted: dict[TopicPartition, int]) -> None:
         """``wanted`` maps each partition to the leader epoch it is followed in; a new
-        partition or a new epoch starts with truncation."""
+        partition or a new epoch starts with truncation, at once: a Fetch the leader is
+        holding is abandoned for it (``_fetch_until_changed``)."""
         for key in [k for k in self.partitions if k not in wanted]:
             del self.partitions[key]
         for key, epoch in wanted.items():
             current = self.partitions.get(key)
             if current is None or current.leader_epoch != epoch:
                 self.partitions[key] = FetchState(epoch)
-        self._changed.set()
+                self._changed.set()
 
     async def stop(self) -> None:
         self._task.cancel()
@@ -120,8 +121,9 @@ class ReplicaFetcher:
             # out locally): give the loop its turn, or the metadata changes that would
             # update ``self.partitions`` could never run.
             await asyncio.sleep(0)
+            self._changed.clear()
             try:
-                progressed = await self._truncate() | await self._fetch()
+                progressed = await self._truncate() | await self._fetch_until_changed()
             except (PeerUnavailableError, StorageError) as exc:
                 log.debug("fetch from broker %d failed: %s", self.leader_id, exc)
                 progressed = False
@@ -225,6 +227,32 @@ class ReplicaFetcher:
             )
 
     # ---- fetching -----------------------------------------------------------------------
+    async def _fetch_until_changed(self) -> bool:
+        """``_fetch``, abandoned if a partition is added or changes epoch meanwhile: the
+        leader holds an idle follower's Fetch up to ``replica.fetch.wait.max.ms``, and
+        would not hear of a new partition from this follower before then (Kafka's
+        fetcher threads do make it wait, up to 500 ms): it would drop the follower from
+        the new partition's ISR after ``replica.lag.time.max.ms``. The connection goes
+        with the abandoned Fetch: the leader answers a connection's requests in order, so
+        the next Fetch would wait behind the held one."""
+        if self._changed.is_set():
+            return True  # truncate the new partitions first
+        fetch = asyncio.ensure_future(self._fetch())
+        changed = asyncio.ensure_future(self._changed.wait())
+        try:
+            await asyncio.wait((fetch, changed), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            changed.cancel()
+            if not fetch.done():
+                fetch.cancel()
+        try:
+            return await fetch
+        except asyncio.CancelledError:
+            if _being_cancelled():
+                raise  # stop(), not the change
+        await self.connection.close()
+        return True
+
     async def _fetch(self) -> bool:
         ready = {
             k: (s, p)
@@ -389,3 +417,8 @@ class ReplicaFetcherManager:
         for fetcher in self.fetchers.values():
             await fetcher.stop()
         self.fetchers.clear()
+
+
+def _being_cancelled() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0

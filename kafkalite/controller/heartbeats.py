@@ -12,16 +12,17 @@ Four rules keep a busy broker from being taken for a dead one:
   heartbeats that arrived meanwhile could not have been read;
 - the controller never fences its own broker for silence (``expired``'s ``own_id``): if
   the controller runs, the broker in its process does too;
-- the session stretches on a machine too busy to keep time: a broker that heartbeats
-  every 400 ms goes silent for much longer when its threads wait for a CPU (a course
+- the session stretches on a machine too busy to keep time: a broker whose quorum Fetch
+  comes every 500 ms goes silent for much longer when its threads wait for a CPU (a course
   server shared by a class, a 2-core laptop running the whole lab), and so do the others.
-  A gap between two contacts of a live broker longer than ``broker.heartbeat.interval.ms``
+  A gap between two contacts of a live broker longer than the *contact interval* (its
+  quorum Fetch's ``fetch_max_wait_ms``, or ``broker.heartbeat.interval.ms`` if shorter)
   is *lateness*; silence is judged against ``broker.session.timeout.ms`` plus
   ``SESSION_STRETCH`` times the longest lateness in the last ``GAP_WINDOW_MS`` (at most
   ``MAX_SESSION_TIMEOUT_MS``, Kafka's own default). A gap longer than the session it was
   judged by does not count: a paused or cut-off broker was fenced, not slow, and its
   return stretches nothing. On a quiet machine contacts come within the interval (its
-  heartbeats, and its quorum Fetches in between) and a silent broker is fenced after
+  quorum Fetches, and its heartbeats) and a silent broker is fenced after
   ``broker.session.timeout.ms``: stretching by the gaps themselves, not by their
   lateness, gave 3 x 400 ms there, half a second more on every failover. This is
   the idea of an accrual failure detector (Hayashibara et al.; Cassandra, Akka): judge
@@ -52,9 +53,10 @@ MAX_SESSION_TIMEOUT_MS = 9_000
 
 
 class BrokerHeartbeats:
-    def __init__(self, session_timeout_ms: int, heartbeat_interval_ms: int) -> None:
+    def __init__(self, session_timeout_ms: int, contact_interval_ms: int) -> None:
         self.session_timeout_ms = session_timeout_ms
-        self.heartbeat_interval_ms = heartbeat_interval_ms
+        self.contact_interval_ms = contact_interval_ms
+        """The longest a live broker goes between contacts on a quiet machine."""
         self._last_contact_ms: dict[int, int] = {}
         self._replayed_offset: dict[int, int] = {}
         self._heard: set[int] = set()
@@ -107,7 +109,7 @@ class BrokerHeartbeats:
         while self._gaps and self._gaps[0][0] < now_ms - GAP_WINDOW_MS:
             self._gaps.popleft()
         longest = self._gaps[0][1] if self._gaps else 0
-        lateness = max(0, longest - self.heartbeat_interval_ms)
+        lateness = max(0, longest - self.contact_interval_ms)
         stretched = self.session_timeout_ms + SESSION_STRETCH * lateness
         return max(self.session_timeout_ms, min(stretched, MAX_SESSION_TIMEOUT_MS))
 
@@ -122,10 +124,15 @@ class BrokerHeartbeats:
         ``own_id``, the broker in the controller's own process)."""
         return sorted(b for b in unfenced if b != own_id and self._expiry_ms(b, now_ms) < now_ms)
 
-    def next_expiry_ms(self, unfenced: Iterable[int], now_ms: int) -> int:
+    def next_expiry_ms(
+        self, unfenced: Iterable[int], now_ms: int, own_id: int | None = None
+    ) -> int:
         """When the first unfenced broker's session runs out if nothing arrives (``now_ms``
-        plus a session when there is none to watch)."""
-        expiries = [self._expiry_ms(b, now_ms) for b in unfenced]
+        plus a session when there is none to watch). ``own_id`` is left out, as in
+        ``expired``: its heartbeats may come less often than a session (its quorum Fetches,
+        which keep the others' sessions, go to no one), and waking for an expiry that
+        fences no one would spin the loop."""
+        expiries = [self._expiry_ms(b, now_ms) for b in unfenced if b != own_id]
         return min(expiries, default=now_ms + self.effective_timeout_ms(now_ms))
 
     def _expiry_ms(self, broker_id: int, now_ms: int) -> int:

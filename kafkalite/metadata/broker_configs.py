@@ -329,7 +329,7 @@ APPLIED_BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef(
             "broker.heartbeat.interval.ms",
             _I,
-            "400",
+            "2000",
             "2000",
             "how often a broker heartbeats to the active controller (its quorum Fetch, more "
             "often, proves it alive too)",
@@ -355,7 +355,7 @@ APPLIED_BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef(
             "replica.fetch.wait.max.ms",
             _I,
-            "900",
+            "10000",
             "500",
             "how long a leader may hold a follower's Fetch that finds nothing new (answered at "
             "once when records, a high watermark move or a leader change come)",

@@ -133,6 +133,32 @@ def test_acks_all_reaches_every_replica(cluster3: Cluster) -> None:
     )
 
 
+def test_a_new_topic_is_fetched_at_once_though_the_followers_wait_at_its_leaders(
+    cluster3: Cluster,
+) -> None:
+    """An idle follower's Fetch waits at each leader up to ``replica.fetch.wait.max.ms``
+    (10 s). A topic created meanwhile must not wait for it: the follower abandons the held
+    Fetch and asks for the new partitions at once. Waiting, it would not have fetched them
+    for seconds, and each leader would have dropped it from the new ISRs after
+    ``replica.lag.time.max.ms`` (1 s): the topic's first acks=all writes committed with
+    one copy instead of three."""
+    create_topic(cluster3, partitions=3)  # each broker leads a partition the others follow
+    time.sleep(1)  # the followers' Fetches are now held at every leader
+    topic = create_topic(cluster3, partitions=3)
+    producer = Producer({"bootstrap.servers": cluster3.bootstrap_servers, "acks": "all"})
+    errors: list[Any] = []
+    for index in range(3):
+        producer.produce(
+            topic, b"first", partition=index, on_delivery=lambda e, m: e and errors.append(e)
+        )
+    assert producer.flush(30) == 0
+    assert errors == []
+    for index in range(3):
+        wait_for(lambda i=index: fully_replicated(cluster3, topic, i), what="3 equal replicas")
+    shrunk = [e for e in cluster3.events() if e["type"] == "isr_shrunk" and e["topic"] == topic]
+    assert shrunk == [], f"followers left the new topic's ISRs: {shrunk}"
+
+
 def test_killing_the_leader_loses_no_acknowledged_write(
     make_cluster3: Callable[..., Cluster],
 ) -> None:

@@ -17,6 +17,7 @@ from kafkalite.controller.topic_control import CreatableTopic
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.metadata.records import MetadataRecord
 from kafkalite.protocol.errors import ErrorCode
+from kafkalite.raft.config import RaftConfig
 
 pytestmark = [pytest.mark.unit, pytest.mark.asyncio]
 
@@ -26,6 +27,7 @@ class SlowQuorum:
 
     is_active = True
     leader_id = 1
+    config = RaftConfig()
 
     def __init__(self, image: MetadataImage) -> None:
         self.image = image

@@ -14,6 +14,7 @@ from kafkalite.broker.controller_service import ControllerService
 from kafkalite.controller.quorum_controller import QuorumController
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.raft import messages as m
+from kafkalite.raft.config import RaftConfig
 from tests.unit.broker.single_voter import single_voter_quorum
 
 pytestmark = [pytest.mark.unit, pytest.mark.asyncio]
@@ -26,6 +27,7 @@ class ActiveQuorum:
 
     is_active = True
     leader_id = node_id = 1
+    config = RaftConfig()
 
     def __init__(self) -> None:
         self.fetch_listeners: list[Any] = []
@@ -57,6 +59,20 @@ async def test_a_voter_that_only_fetches_keeps_its_session() -> None:
         for listener in quorum.fetch_listeners:
             listener(2)
     assert service.heartbeats.expired([2, 3], now[0]) == [3]
+
+
+async def test_lateness_is_judged_against_the_quorum_fetch_not_the_heartbeat_interval() -> None:
+    """Heartbeats come every 2 s (Kafka's default) but Fetches every 500 ms: a Fetch 200 ms
+    late is lateness, and stretches the session; judged against 2 s it would be none, and
+    a busy machine's live brokers would be fenced."""
+    now = [0]
+    service, quorum = service_with_three_brokers(now)
+    assert service.heartbeats.contact_interval_ms == RaftConfig().fetch_max_wait_ms
+    for t in (700, 1400):
+        now[0] = t
+        for listener in quorum.fetch_listeners:
+            listener(2)
+    assert service.heartbeats.effective_timeout_ms(now[0]) == SESSION_MS + 3 * 200
 
 
 async def test_a_fetch_reaching_the_quorum_is_reported_with_its_voter(tmp_path: Path) -> None:
