@@ -80,19 +80,32 @@ class ReplicaFetcher:
         self.emit = emit
         self.partitions: dict[TopicPartition, FetchState] = {}
         self._changed = asyncio.Event()
+        self._fetching = False
+        """A Fetch is in flight (the leader may be holding it)."""
         self._task = spawn(self._run(), f"replica-fetcher-{leader_id}")
 
     def set_partitions(self, wanted: dict[TopicPartition, int]) -> None:
         """``wanted`` maps each partition to the leader epoch it is followed in; a new
-        partition or a new epoch starts with truncation, at once: a Fetch the leader is
-        holding is abandoned for it (``_fetch_until_changed``)."""
+        partition or a new epoch starts with truncation, at once.
+
+        A Fetch in flight is abandoned for it, with its connection. The leader holds an
+        idle follower's Fetch up to ``replica.fetch.wait.max.ms`` and would not hear of the
+        new partition from this follower before then (Kafka's fetcher threads do make it
+        wait, up to 500 ms): it would drop the follower from the new partition's ISR after
+        ``replica.lag.time.max.ms``. The connection goes too because the leader answers a
+        connection's requests in order: the next Fetch would wait behind the held one."""
         for key in [k for k in self.partitions if k not in wanted]:
             del self.partitions[key]
+        added = False
         for key, epoch in wanted.items():
             current = self.partitions.get(key)
             if current is None or current.leader_epoch != epoch:
                 self.partitions[key] = FetchState(epoch)
-                self._changed.set()
+                added = True
+        if added:
+            self._changed.set()
+            if self._fetching:
+                self.connection.reset()
 
     async def stop(self) -> None:
         self._task.cancel()
@@ -123,10 +136,12 @@ class ReplicaFetcher:
             await asyncio.sleep(0)
             self._changed.clear()
             try:
-                progressed = await self._truncate() | await self._fetch_until_changed()
+                progressed = await self._truncate()
+                # a partition added meanwhile is truncated first, not after a held Fetch
+                progressed = self._changed.is_set() or await self._fetch() or progressed
             except (PeerUnavailableError, StorageError) as exc:
                 log.debug("fetch from broker %d failed: %s", self.leader_id, exc)
-                progressed = False
+                progressed = self._changed.is_set()  # abandoned for a new partition
             if not progressed:
                 await asyncio.sleep(self._config_ms("replica.fetch.backoff.ms") / 1000)
 
@@ -227,32 +242,6 @@ class ReplicaFetcher:
             )
 
     # ---- fetching -----------------------------------------------------------------------
-    async def _fetch_until_changed(self) -> bool:
-        """``_fetch``, abandoned if a partition is added or changes epoch meanwhile: the
-        leader holds an idle follower's Fetch up to ``replica.fetch.wait.max.ms``, and
-        would not hear of a new partition from this follower before then (Kafka's
-        fetcher threads do make it wait, up to 500 ms): it would drop the follower from
-        the new partition's ISR after ``replica.lag.time.max.ms``. The connection goes
-        with the abandoned Fetch: the leader answers a connection's requests in order, so
-        the next Fetch would wait behind the held one."""
-        if self._changed.is_set():
-            return True  # truncate the new partitions first
-        fetch = asyncio.ensure_future(self._fetch())
-        changed = asyncio.ensure_future(self._changed.wait())
-        try:
-            await asyncio.wait((fetch, changed), return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            changed.cancel()
-            if not fetch.done():
-                fetch.cancel()
-        try:
-            return await fetch
-        except asyncio.CancelledError:
-            if _being_cancelled():
-                raise  # stop(), not the change
-        await self.connection.close()
-        return True
-
     async def _fetch(self) -> bool:
         ready = {
             k: (s, p)
@@ -296,7 +285,11 @@ class ReplicaFetcher:
                 "rack_id": "",
             },
         )
-        response = await self.connection.request(request, max_wait_ms / 1000 + REQUEST_MARGIN_S)
+        self._fetching = True
+        try:
+            response = await self.connection.request(request, max_wait_ms / 1000 + REQUEST_MARGIN_S)
+        finally:
+            self._fetching = False
         progressed = False
         for t in response.responses:
             for p in t.partitions:
@@ -417,8 +410,3 @@ class ReplicaFetcherManager:
         for fetcher in self.fetchers.values():
             await fetcher.stop()
         self.fetchers.clear()
-
-
-def _being_cancelled() -> bool:
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0

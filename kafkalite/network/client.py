@@ -116,6 +116,13 @@ class PeerConnection:
             if self._writer is writer:
                 self._disconnect(error)
 
+    def reset(self) -> None:
+        """Drop the connection now: a request in flight fails with
+        ``PeerUnavailableError``, and the next request opens a new connection. For a
+        caller that no longer wants an answer the peer may hold back for long, from a
+        peer that answers a connection's requests in order."""
+        self._disconnect(ConnectionAbortedError("reset by this side"))
+
     def _disconnect(self, error: Exception) -> None:
         writer, self._writer = self._writer, None
         if writer is not None:
