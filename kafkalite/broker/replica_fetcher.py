@@ -12,7 +12,8 @@ from the log end offset is also how the leader learns how far this follower has 
 A fetch answered OFFSET_OUT_OF_RANGE means this replica's log ends below the leader's log
 start (it was away while the leader deleted records: it empties its log and restarts at
 the leader's log start) or beyond the leader's end (it truncates again). A partition whose
-fetch failed waits ``replica.fetch.backoff.ms`` before its next try, as in Kafka.
+fetch failed waits ``replica.fetch.backoff.ms`` before its next try, as in Kafka, and the
+Fetch it sits out is held no longer than that wait (``held_fetch_wait_ms``).
 
 The leader is reached at its registered address, or through ``replica.fetch.endpoints``
 when the lab's fault layer puts a proxy on each link.
@@ -23,6 +24,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +52,21 @@ log = logging.getLogger(__name__)
 FETCH_MAX_BYTES = 16 * 1024 * 1024
 PARTITION_MAX_BYTES = 4 * 1024 * 1024
 REQUEST_MARGIN_S = 5.0
+
+
+def held_fetch_wait_ms(wait_max_ms: int, retry_ats: Iterable[float], now: float) -> int:
+    """How long the leader may hold the next Fetch: ``replica.fetch.wait.max.ms``, but no
+    longer than until the first partition now backing off (``retry_ats``, event-loop
+    seconds) is due again. That partition is not in the Fetch, and nothing else would
+    bring it back before the held Fetch ends: a new topic's follower that asked before its
+    leader knew the topic would sit out the whole wait, 10 s, and leave the ISR after
+    ``replica.lag.time.max.ms``. Kafka's fetcher gets the same from its short rounds: a
+    Fetch waits at most 500 ms there, so a partition is back within a round of its
+    backoff."""
+    waits = [at - now for at in retry_ats if at > now]
+    if not waits:
+        return wait_max_ms
+    return min(wait_max_ms, math.ceil(min(waits) * 1000))
 
 
 @dataclass(slots=True)
@@ -250,7 +268,11 @@ class ReplicaFetcher:
         }
         if not ready:
             return False
-        max_wait_ms = self._config_ms("replica.fetch.wait.max.ms")
+        max_wait_ms = held_fetch_wait_ms(
+            self._config_ms("replica.fetch.wait.max.ms"),
+            (s.retry_at for s in self.partitions.values()),
+            asyncio.get_running_loop().time(),
+        )
         by_topic: dict[str, list[Any]] = {}
         for (topic, index), (state, partition) in ready.items():
             by_topic.setdefault(topic, []).append(
