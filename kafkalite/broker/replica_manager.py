@@ -296,11 +296,13 @@ class ReplicaManager:
 
     def record_follower_fetches(
         self, requests: Sequence[FetchRequestPartition], max_wait_ms: int
-    ) -> None:
+    ) -> int:
         """A follower's Fetch says how far it has got: take that into account at once,
         before the Fetch waits for new data (up to ``max_wait_ms``, the follower's
         ``replica.fetch.wait.max.ms``), because it may move the high watermark that
-        acks=all producers and consumers wait for."""
+        acks=all producers and consumers wait for. Returns when the wait ends at the
+        latest: what identifies this Fetch's hold to :meth:`abandon_follower_fetches`."""
+        now_ms = self.now_ms()
         for request in requests:
             partition = self.partitions.get((request.topic, request.partition))
             if request.replica_id < 0 or partition is None:
@@ -310,7 +312,7 @@ class ReplicaManager:
                 moved = partition.update_follower_fetch(
                     request.replica_id,
                     request.fetch_offset,
-                    self.now_ms(),
+                    now_ms,
                     request.log_start_offset,
                     max_wait_ms,
                 )
@@ -320,6 +322,18 @@ class ReplicaManager:
                 self.produce_waiters.notify((request.topic, request.partition))
                 self.fetch_waiters.notify((request.topic, request.partition))
             self.delete_records_waiters.notify((request.topic, request.partition))
+        return now_ms + max_wait_ms
+
+    def abandon_follower_fetches(
+        self, requests: Sequence[FetchRequestPartition], held_until_ms: int
+    ) -> None:
+        """A follower's held Fetch ended unanswered (its connection closed: the follower
+        dropped it for a new partition, or died): it waits there no more, and must not be
+        credited as caught up for the rest of its ``max_wait``."""
+        for request in requests:
+            partition = self.partitions.get((request.topic, request.partition))
+            if request.replica_id >= 0 and partition is not None:
+                partition.follower_fetch_abandoned(request.replica_id, held_until_ms)
 
     def _offsets(self, request: FetchRequestPartition) -> tuple[int, int, int]:
         partition = self.partitions.get((request.topic, request.partition))

@@ -258,6 +258,14 @@ class Partition:
             follower.fetch_held_until_ms = -1
             follower.last_sent_high_watermark = self.high_watermark
 
+    def follower_fetch_abandoned(self, replica_id: int, held_until_ms: int) -> None:
+        """The Fetch held until ``held_until_ms`` ended unanswered (its connection is
+        gone): the follower no longer waits at the log end, unless a newer Fetch of its
+        (another hold) already does."""
+        follower = self.followers.get(replica_id)
+        if follower is not None and follower.fetch_held_until_ms == held_until_ms:
+            follower.fetch_held_until_ms = -1
+
     def follower_lacks_high_watermark(self, replica_id: int) -> bool:
         """The HW moved past what the follower last heard: a Fetch of it the leader holds
         is answered now, so that the follower learns it (Kafka's ``DelayedFetch``, case H,

@@ -159,6 +159,24 @@ def test_a_new_topic_is_fetched_at_once_though_the_followers_wait_at_its_leaders
     assert shrunk == [], f"followers left the new topic's ISRs: {shrunk}"
 
 
+def test_a_follower_killed_while_its_fetch_is_held_leaves_the_isr_after_the_lag_allowed(
+    make_cluster3: Callable[..., Cluster],
+) -> None:
+    """A held Fetch counts as caught up while it waits at the log end. A follower killed
+    meanwhile closes its connection, and the leader must stop counting that Fetch: with
+    fencing slowed down (a raised ``broker.session.timeout.ms``), the follower leaves the
+    ISR after ``replica.lag.time.max.ms`` (1 s), not when its 10-s wait would have ended."""
+    cluster = make_cluster3(**{"broker.session.timeout.ms": "9000"})
+    topic = create_topic(cluster, partitions=1)
+    p = wait_for(lambda: fully_replicated(cluster, topic), what="3 equal replicas")
+    follower = next(r for r in p["isr"] if r != p["leader"])
+    time.sleep(1.5)  # the followers' Fetches are now held at the leader
+    cluster.kill(follower)
+    killed = time.monotonic()
+    wait_for(lambda: follower not in partition(cluster, topic)["isr"], what="the ISR to shrink")
+    assert time.monotonic() - killed < 5, "the leader counted the dead follower's Fetch"
+
+
 def test_killing_the_leader_loses_no_acknowledged_write(
     make_cluster3: Callable[..., Cluster],
 ) -> None:

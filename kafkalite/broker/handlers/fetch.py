@@ -13,6 +13,7 @@ recreated under a new id) is UNKNOWN_TOPIC_ID, and the client refreshes its meta
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any
 
@@ -86,8 +87,14 @@ class FetchApi:
         isolation = int(request.isolation_level)
         max_wait_ms = max(millis(request.max_wait), 0)
         max_wait_s = max_wait_ms / 1000
-        replicas.record_follower_fetches(wanted, max_wait_ms)
-        await replicas.wait_for_data(wanted, isolation, max(int(request.min_bytes), 1), max_wait_s)
+        held_until_ms = replicas.record_follower_fetches(wanted, max_wait_ms)
+        try:
+            await replicas.wait_for_data(
+                wanted, isolation, max(int(request.min_bytes), 1), max_wait_s
+            )
+        except asyncio.CancelledError:  # the connection closed while the Fetch waited
+            replicas.abandon_follower_fetches(wanted, held_until_ms)
+            raise
         results = replicas.read_all(wanted, isolation, int(request.max_bytes))
         return self._response(ctx, wanted, results, unknown)
 

@@ -58,3 +58,27 @@ def test_a_moved_high_watermark_is_news_for_a_follower_until_it_is_answered(
     assert p.follower_lacks_high_watermark(2) and p.follower_lacks_high_watermark(3)
     p.follower_answered(2)
     assert not p.follower_lacks_high_watermark(2)
+
+
+def test_a_fetch_abandoned_unanswered_stops_counting(tmp_path: Path) -> None:
+    """Its connection closed (the follower died, or dropped it for a new partition): the
+    follower no longer waits there, and leaves the ISR after ``replica.lag.time.max.ms``,
+    not after the rest of a long ``max_wait``."""
+    p = leader(tmp_path)
+    produce(p, 3)
+    p.update_follower_fetch(2, 3, now_ms=0, max_wait_ms=10_000)
+    p.follower_fetch_abandoned(2, held_until_ms=10_000)
+    p.credit_waiting_followers(now_ms=900)
+    assert out_of_sync_replicas([2], p.followers, 1100, LAG_MAX_MS) == [2]
+
+
+def test_an_abandoned_fetch_leaves_the_followers_newer_one_counting(tmp_path: Path) -> None:
+    """The follower dropped its held Fetch for a new one on a new connection, which the
+    leader saw first: the old one's end must not end the new one's wait."""
+    p = leader(tmp_path)
+    produce(p, 3)
+    p.update_follower_fetch(2, 3, now_ms=0, max_wait_ms=10_000)
+    p.update_follower_fetch(2, 3, now_ms=5, max_wait_ms=10_000)  # the new connection's
+    p.follower_fetch_abandoned(2, held_until_ms=10_000)  # the old one, cancelled
+    p.credit_waiting_followers(now_ms=900)
+    assert out_of_sync_replicas([2], p.followers, 1100, LAG_MAX_MS) == []
