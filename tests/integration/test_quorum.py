@@ -156,13 +156,20 @@ def test_right_after_the_controller_is_killed_kafka_python_creates_a_topic(
     controller was left to fence it), so CreateTopics failed with ECONNREFUSED until the
     metadata changed. Now a survivor that cannot reach the leader neither names nor lists
     it: it names itself, and forwards the request to the new controller as soon as the
-    quorum has elected one."""
+    quorum has elected one.
+
+    A survivor finds the leader gone when its control loop handles the reset of its quorum
+    connection, and kafka-python bootstraps in a few milliseconds, on the survivor's other
+    loop: on a machine busy with a whole test suite that raced once (CI, 2026-11-28). The
+    client starts 0.3 s after the kill, well inside the second or more that the fix is for
+    (until the new controller fences the dead one)."""
     cluster = make_cluster3()
     old = wait_for(lambda: controller(cluster), what="one active controller")
     survivors = ",".join(
         address(cluster, b.broker_id) for b in cluster.spec.brokers if b.broker_id != old
     )
     cluster.kill(old)
+    time.sleep(0.3)
     name = f"at-once-{uuid.uuid4().hex[:8]}"
     started = time.monotonic()
     admin = KafkaAdminClient(bootstrap_servers=survivors, request_timeout_ms=30_000)
