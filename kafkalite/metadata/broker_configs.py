@@ -329,10 +329,10 @@ APPLIED_BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef(
             "broker.heartbeat.interval.ms",
             _I,
+            "400",
             "2000",
-            "2000",
-            "how often a broker heartbeats to the active controller (its quorum Fetch, more "
-            "often, proves it alive too)",
+            "how often a broker heartbeats to the active controller (its quorum Fetch proves "
+            "it alive too)",
             minimum=10,
         ),
         ConfigDef(

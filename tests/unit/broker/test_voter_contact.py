@@ -13,6 +13,7 @@ import pytest
 from kafkalite.broker.controller_service import ControllerService
 from kafkalite.controller.quorum_controller import QuorumController
 from kafkalite.metadata.image import MetadataImage
+from kafkalite.metadata.records import ConfigRecord
 from kafkalite.raft import messages as m
 from kafkalite.raft.config import RaftConfig
 from tests.unit.broker.single_voter import single_voter_quorum
@@ -39,8 +40,13 @@ class ActiveQuorum:
         self.fetch_listeners.append(listener)
 
 
-def service_with_three_brokers(now: list[int]) -> tuple[ControllerService, ActiveQuorum]:
+def service_with_three_brokers(
+    now: list[int], heartbeat_interval_ms: int | None = None
+) -> tuple[ControllerService, ActiveQuorum]:
     image = MetadataImage()
+    if heartbeat_interval_ms is not None:
+        interval = str(heartbeat_interval_ms)
+        image.replay(ConfigRecord("broker", "", "broker.heartbeat.interval.ms", interval), 0)
     controller = QuorumController(image)
     for broker in (1, 2, 3):
         for record in controller.register_broker(broker, "h", 9000 + broker, None, "x", 0).records:
@@ -62,11 +68,11 @@ async def test_a_voter_that_only_fetches_keeps_its_session() -> None:
 
 
 async def test_lateness_is_judged_against_the_quorum_fetch_not_the_heartbeat_interval() -> None:
-    """Heartbeats come every 2 s (Kafka's default) but Fetches every 500 ms: a Fetch 200 ms
+    """Heartbeats every 2 s (Kafka's default) but Fetches every 500 ms: a Fetch 200 ms
     late is lateness, and stretches the session; judged against 2 s it would be none, and
     a busy machine's live brokers would be fenced."""
     now = [0]
-    service, quorum = service_with_three_brokers(now)
+    service, quorum = service_with_three_brokers(now, heartbeat_interval_ms=2000)
     assert service.heartbeats.contact_interval_ms == RaftConfig().fetch_max_wait_ms
     for t in (700, 1400):
         now[0] = t
