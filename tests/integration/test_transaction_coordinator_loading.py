@@ -192,8 +192,9 @@ def test_producers_retry_while_a_new_coordinator_loads_a_big_partition(
         60,
         "a new coordinator to begin loading (it answers while it loads)",
     )
-    start_in_threads(lambda: kafka_python_transaction(bootstrap, topic))()
+    kafka_python_done = start_in_threads(lambda: kafka_python_transaction(bootstrap, topic))
     librdkafka_done()
+    kafka_python_done()
     assert time.monotonic() - started < 120
 
     loaded = next(
