@@ -69,11 +69,11 @@ class ControllerService:
         self._heard = asyncio.Event()
         """Set (and replaced) on every heartbeat: what propagation waits on."""
         self._contact = asyncio.Event()
-        """Set on every contact (heartbeat or quorum Fetch): the fence check's deadline moved."""
+        """Set on every contact (heartbeat or quorum request): the fence check's deadline moved."""
         self._lock = asyncio.Lock()
         self._tasks: list[asyncio.Task[None]] = []
         quorum.on_activation(self._on_activation)
-        quorum.on_fetch_from(self._voter_fetched)
+        quorum.on_request_from(self._heard_from_voter)
 
     def _session_timeout_ms(self) -> int:
         return self.image.broker_int("broker.session.timeout.ms")
@@ -144,7 +144,7 @@ class ControllerService:
                 self.spawn(self._rebalance_loop(), "leader-rebalance"),
             ]
 
-    def _voter_fetched(self, node_id: int) -> None:
+    def _heard_from_voter(self, node_id: int) -> None:
         """Every broker here is also a voter of the metadata quorum (combined mode), and a
         voter's Fetch reaches the active controller from the same process and over the same
         link as its heartbeats, every ``controller.quorum.fetch.max.wait.ms`` or sooner:
@@ -152,7 +152,12 @@ class ControllerService:
         heartbeats alone; here that would need one every 150 ms to fence a dead broker
         within ``broker.session.timeout.ms`` on a busy machine, and those round trips were
         most of an idle cluster's CPU. The heartbeats still carry everything else (the
-        replayed metadata offset, fencing and shutdown requests), at once when it changes."""
+        replayed metadata offset, fencing and shutdown requests), at once when it changes.
+
+        Any other request from a voter counts too. On a starved machine a voter's Fetch can
+        time out (``controller.quorum.fetch.timeout.ms``); the voter then asks the others
+        for pre-votes instead of fetching, and this controller hears those at once. Only
+        Fetches counted, that gap was silence, and a live broker was fenced for it."""
         if self.quorum.is_active:
             self.heartbeats.touch(node_id, self.now_ms())
             self._contact.set()

@@ -52,7 +52,7 @@ CommitListener = Callable[[int, MetadataRecord], None]
 SnapshotListener = Callable[[int, list[MetadataRecord]], None]
 AppliedListener = Callable[[int], None]
 ActivationListener = Callable[[bool], None]
-FetchListener = Callable[[int], None]
+VoterRequestListener = Callable[[int], None]
 
 INBOUND_TIMEOUT_S = 5.0
 STALL_SETTLE_PASSES = 4
@@ -166,7 +166,7 @@ class RaftQuorum:
         self._snapshot_listeners: list[SnapshotListener] = []
         self._activation_listeners: list[ActivationListener] = []
         self._applied_listeners: list[AppliedListener] = []
-        self._fetch_listeners: list[FetchListener] = []
+        self._voter_request_listeners: list[VoterRequestListener] = []
         self._inbound: dict[tuple[int, int], asyncio.Future[m.Message]] = {}
         self._commit_waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._sends: set[asyncio.Task[None]] = set()
@@ -262,10 +262,12 @@ class RaftQuorum:
         handed out (control entries count too: they carry no records)."""
         self._applied_listeners.append(listener)
 
-    def on_fetch_from(self, listener: FetchListener) -> None:
-        """Called with the id of each voter whose Fetch reaches this node, as it arrives:
-        proof that the voter's process runs and reaches this one."""
-        self._fetch_listeners.append(listener)
+    def on_request_from(self, listener: VoterRequestListener) -> None:
+        """Called with the id of each voter whose request reaches this node, as it arrives
+        (a Fetch, and also a Vote or pre-vote: a voter that lost touch with its leader
+        asks for votes instead of fetching): proof that the voter's process runs and
+        reaches this one."""
+        self._voter_request_listeners.append(listener)
 
     # ---- lifecycle ----------------------------------------------------------------------
     def start(self, spawn: Spawn) -> None:
@@ -332,9 +334,8 @@ class RaftQuorum:
     ) -> m.Message:
         """A quorum request from another voter; returns the node's response to it."""
         self._gone.heard_from(source)
-        if isinstance(message, m.FetchRequest):
-            for listener in self._fetch_listeners:
-                listener(source)
+        for listener in self._voter_request_listeners:
+            listener(source)
         key = (source, correlation_id)
         future: asyncio.Future[m.Message] = asyncio.get_running_loop().create_future()
         self._inbound[key] = future

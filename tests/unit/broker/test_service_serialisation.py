@@ -37,7 +37,7 @@ class SlowQuorum:
     def on_activation(self, listener: Any) -> None:
         pass
 
-    def on_fetch_from(self, listener: Any) -> None:
+    def on_request_from(self, listener: Any) -> None:
         pass
 
     async def append(self, records: list[MetadataRecord]) -> int:

@@ -1,4 +1,4 @@
-"""A voter's quorum Fetch keeps its broker's session, as a heartbeat does: every broker is
+"""A voter's quorum requests keep its broker's session, as a heartbeat does: every broker is
 also a voter here, so the active controller hears from each several times a second without
 a heartbeat round trip (which had been most of an idle cluster's CPU)."""
 
@@ -24,20 +24,20 @@ SESSION_MS = 800  # broker.session.timeout.ms's default
 
 
 class ActiveQuorum:
-    """The active controller's quorum, as the service sees it: hands out the Fetch listener."""
+    """The active controller's quorum, as the service sees it: hands out its listener."""
 
     is_active = True
     leader_id = node_id = 1
     config = RaftConfig()
 
     def __init__(self) -> None:
-        self.fetch_listeners: list[Any] = []
+        self.request_listeners: list[Any] = []
 
     def on_activation(self, listener: Any) -> None:
         pass
 
-    def on_fetch_from(self, listener: Any) -> None:
-        self.fetch_listeners.append(listener)
+    def on_request_from(self, listener: Any) -> None:
+        self.request_listeners.append(listener)
 
 
 def service_with_three_brokers(
@@ -62,7 +62,7 @@ async def test_a_voter_that_only_fetches_keeps_its_session() -> None:
     service, quorum = service_with_three_brokers(now)
     for t in range(250, 2001, 250):  # broker 2's Fetches arrive; broker 3 is silent
         now[0] = t
-        for listener in quorum.fetch_listeners:
+        for listener in quorum.request_listeners:
             listener(2)
     assert service.heartbeats.expired([2, 3], now[0]) == [3]
 
@@ -76,16 +76,25 @@ async def test_lateness_is_judged_against_the_quorum_fetch_not_the_heartbeat_int
     assert service.heartbeats.contact_interval_ms == RaftConfig().fetch_max_wait_ms
     for t in (700, 1400):
         now[0] = t
-        for listener in quorum.fetch_listeners:
+        for listener in quorum.request_listeners:
             listener(2)
     assert service.heartbeats.effective_timeout_ms(now[0]) == SESSION_MS + 3 * 200
 
 
-async def test_a_fetch_reaching_the_quorum_is_reported_with_its_voter(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "request_from_2",
+    [m.FetchRequest(2, 0, 0, 0), m.VoteRequest(1, 2, 0, 0, pre_vote=True)],
+    ids=["fetch", "pre-vote"],
+)
+async def test_a_request_reaching_the_quorum_is_reported_with_its_voter(
+    tmp_path: Path, request_from_2: m.Message
+) -> None:
+    """A pre-vote too: a starved voter whose Fetch timed out asks for pre-votes instead of
+    fetching, and that gap in its Fetches must not read as silence."""
     quorum = single_voter_quorum(tmp_path)
     heard: list[int] = []
-    quorum.on_fetch_from(heard.append)
-    request = asyncio.create_task(quorum.handle_request(2, 7, m.FetchRequest(2, 0, 0, 0)))
+    quorum.on_request_from(heard.append)
+    request = asyncio.create_task(quorum.handle_request(2, 7, request_from_2))
     await asyncio.sleep(0)
     request.cancel()
     await asyncio.gather(request, return_exceptions=True)
