@@ -157,7 +157,8 @@ class ForkServer:
 
     def serve(self) -> None:
         """Preload (clients wait in the socket's backlog meanwhile), then fork one
-        process per request until standard input closes."""
+        process per request until standard input closes; then remove the socket and
+        its directory."""
         preload()
         os.set_blocking(self.wake_write, False)
         signal.set_wakeup_fd(self.wake_write)
@@ -173,6 +174,8 @@ class ForkServer:
         self.listener.close()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.path)
+        with contextlib.suppress(OSError):  # not if something else was put there
+            os.rmdir(os.path.dirname(self.path))
 
     def check_driver(self) -> None:
         """Stop at the end of standard input: the driver that started this is gone."""
@@ -215,7 +218,9 @@ class ForkServer:
 
 def launch(path: str) -> subprocess.Popen[bytes]:
     """A fork server listening at ``path``, running while the returned process's
-    ``stdin`` (a pipe) stays open. The socket is bound and listening on return (the
+    ``stdin`` (a pipe) stays open. The directory ``path`` is in is the server's own: it
+    removes it with the socket when it ends (every SparkSession of a course made one in
+    the temporary directory, left there). The socket is bound and listening on return (the
     server inherits it): a client never finds it missing, and waits in its backlog while
     the server preloads; if the server dies, connecting fails and clients start Python
     themselves. It runs with ``PYTHONHASHSEED=0``, as pyspark starts its workers (string

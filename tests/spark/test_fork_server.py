@@ -43,7 +43,9 @@ sys.exit(int(os.environ.get("PROBE_EXIT", "0")))
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    path = str(tmp_path / "server.sock")
+    directory = tmp_path / "fork-server"
+    directory.mkdir()
+    path = str(directory / "server.sock")
     process = fork_server.launch(path)
     try:
         yield path, process
@@ -125,7 +127,7 @@ def test_the_server_stops_when_its_driver_closes_the_pipe(
     assert process.stdin is not None
     process.stdin.close()
     assert process.wait(60) == 0
-    assert not os.path.exists(path)
+    assert not os.path.exists(os.path.dirname(path)), "the socket's directory was left"
 
 
 def test_a_temporary_directory_too_deep_for_a_socket_means_no_fork_server() -> None:
