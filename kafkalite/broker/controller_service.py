@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TypeVar
 
-from kafkalite.broker.raft_quorum import NotControllerError, RaftQuorum
+from kafkalite.broker.raft_quorum import STALL_SETTLE_PASSES, NotControllerError, RaftQuorum
 from kafkalite.controller.cluster_control import HeartbeatReply
 from kafkalite.controller.heartbeats import BrokerHeartbeats
 from kafkalite.controller.quorum_controller import QuorumController
@@ -187,9 +187,12 @@ class ControllerService:
                 except NotControllerError:
                     return
                 log.info(
-                    "fenced broker %d: no heartbeat for %d ms",
+                    "fenced broker %d: silent for %d ms (session %d ms; the others' last "
+                    "contact, ms ago: %s)",
                     broker_id,
+                    self.heartbeats.silent_ms(broker_id, now),
                     self.heartbeats.effective_timeout_ms(now),
+                    {b: self.heartbeats.silent_ms(b, now) for b in unfenced if b != broker_id},
                 )
             expiry = self.heartbeats.next_expiry_ms(unfenced, now, self.quorum.node_id)
             wake_ms = max(expiry + 1, now + 10)
@@ -203,6 +206,12 @@ class ControllerService:
             late_ms = self.now_ms() - wake_ms - STALL_TOLERANCE_MS
             if late_ms > 0:
                 self.heartbeats.forgive(late_ms, self.now_ms())
+            # A contact read from its socket in the loop pass that ended this wait reaches
+            # ``heartbeats`` a few passes later (framing, then its handler): let it count
+            # before the sessions are judged. Under load a pass can take a long time, and
+            # a broker whose heartbeat was already here was fenced for it.
+            for _ in range(STALL_SETTLE_PASSES):
+                await asyncio.sleep(0)
 
     async def _rebalance_loop(self) -> None:
         """``auto.leader.rebalance.enable``: the preferred replica leads when it can."""

@@ -113,6 +113,10 @@ class BrokerHeartbeats:
         stretched = self.session_timeout_ms + SESSION_STRETCH * lateness
         return max(self.session_timeout_ms, min(stretched, MAX_SESSION_TIMEOUT_MS))
 
+    def silent_ms(self, broker_id: int, now_ms: int) -> int:
+        """How long since the broker's last contact (0 if none is known)."""
+        return now_ms - self._last_contact_ms.get(broker_id, now_ms)
+
     def forgive(self, stalled_ms: int, now_ms: int) -> None:
         """This controller could not read heartbeats for ``stalled_ms``: that time counts
         against no broker."""

@@ -5,6 +5,7 @@ a heartbeat round trip (which had been most of an idle cluster's CPU)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +33,17 @@ class ActiveQuorum:
 
     def __init__(self) -> None:
         self.request_listeners: list[Any] = []
+        self.appended: list[Any] = []
 
     def on_activation(self, listener: Any) -> None:
         pass
 
     def on_request_from(self, listener: Any) -> None:
         self.request_listeners.append(listener)
+
+    async def append(self, records: list[Any]) -> int:
+        self.appended.extend(records)
+        return len(self.appended)
 
 
 def service_with_three_brokers(
@@ -65,6 +71,38 @@ async def test_a_voter_that_only_fetches_keeps_its_session() -> None:
         for listener in quorum.request_listeners:
             listener(2)
     assert service.heartbeats.expired([2, 3], now[0]) == [3]
+
+
+async def test_a_contact_read_as_the_sessions_run_out_counts_before_they_are_judged() -> None:
+    """Under load one pass of the controller's loop can take long. A contact read from its
+    socket in the pass whose timer ends the fence check's wait reaches the sessions a pass
+    or more later (framing, its handler): judged before it arrives, live brokers were
+    fenced for silence while their requests were already here."""
+    now = [0]
+    service, quorum = service_with_three_brokers(now)
+    for broker in (2, 3):
+        service.heartbeats.touch(broker, 0)  # heard: their sessions end at 800
+    loop = asyncio.get_running_loop()
+
+    async def contacts_handled() -> None:
+        await asyncio.sleep(0)  # framed; the handler runs next pass
+        for listener in quorum.request_listeners:
+            listener(2)
+            listener(3)
+
+    def busy_pass() -> None:
+        time.sleep(0.05)  # busy past the sessions' end (11 ms of real time away)...
+        now[0] = 851  # ...though not for long enough to count as the controller's stall
+        loop.call_soon(lambda: loop.create_task(contacts_handled()))  # contacts were read
+
+    now[0] = 790
+    fence_check = loop.create_task(service._fence_loop())
+    loop.call_later(0.005, busy_pass)
+    await asyncio.sleep(0.2)
+    fence_check.cancel()
+    await asyncio.gather(fence_check, return_exceptions=True)
+    assert quorum.appended == [], "a broker was fenced though its contact was already read"
+    assert service.heartbeats.silent_ms(2, now[0]) == 0
 
 
 async def test_lateness_is_judged_against_the_quorum_fetch_not_the_heartbeat_interval() -> None:
