@@ -183,17 +183,18 @@ class ControllerService:
             unfenced = [b.broker_id for b in self.image.live_brokers()]
             for broker_id in self.heartbeats.expired(unfenced, now, self.quorum.node_id):
                 try:
-                    await self._run(partial(self.controller.fence_broker, broker_id))
+                    silences = await self._run(partial(self._fence_if_silent, broker_id))
                 except NotControllerError:
                     return
-                log.info(
-                    "fenced broker %d: silent for %d ms (session %d ms; the others' last "
-                    "contact, ms ago: %s)",
-                    broker_id,
-                    self.heartbeats.silent_ms(broker_id, now),
-                    self.heartbeats.effective_timeout_ms(now),
-                    {b: self.heartbeats.silent_ms(b, now) for b in unfenced if b != broker_id},
-                )
+                if silences is not None:
+                    log.info(
+                        "fenced broker %d: silent for %d ms (session %d ms; the others' "
+                        "last contact, ms ago: %s)",
+                        broker_id,
+                        silences.pop(broker_id),
+                        self.heartbeats.effective_timeout_ms(self.now_ms()),
+                        silences,
+                    )
             expiry = self.heartbeats.next_expiry_ms(unfenced, now, self.quorum.node_id)
             wake_ms = max(expiry + 1, now + 10)
             self._contact.clear()
@@ -212,6 +213,20 @@ class ControllerService:
             # a broker whose heartbeat was already here was fenced for it.
             for _ in range(STALL_SETTLE_PASSES):
                 await asyncio.sleep(0)
+
+    def _fence_if_silent(self, broker_id: int) -> ControllerResult[dict[int, int] | None]:
+        """Fence the broker if it is still live and silent for longer than its session
+        when this operation runs; its response is then every live broker's silence, in
+        ms. Judged again here, not only when the fence check saw the session run out:
+        operations run one at a time, and under load (a flood of AlterPartition from
+        the leader elections of a busy cluster) this one waited seconds for its turn
+        while the broker's heartbeats kept arriving, and a live broker was fenced."""
+        now = self.now_ms()
+        live = [b.broker_id for b in self.image.live_brokers()]
+        if broker_id not in self.heartbeats.expired(live, now, self.quorum.node_id):
+            return ControllerResult([], None)
+        silences = {b: self.heartbeats.silent_ms(b, now) for b in live}
+        return ControllerResult(self.controller.fence_broker(broker_id).records, silences)
 
     async def _rebalance_loop(self) -> None:
         """``auto.leader.rebalance.enable``: the preferred replica leads when it can."""

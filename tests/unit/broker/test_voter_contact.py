@@ -105,6 +105,47 @@ async def test_a_contact_read_as_the_sessions_run_out_counts_before_they_are_jud
     assert service.heartbeats.silent_ms(2, now[0]) == 0
 
 
+async def test_a_broker_heard_from_while_its_fence_waits_its_turn_is_not_fenced() -> None:
+    """The controller runs one operation at a time. Under load the fence of a silent
+    broker waited seconds behind others (a flood of AlterPartition), while that broker's
+    contacts arrived again: it is judged when its turn comes, not before."""
+    now = [0]
+    service, quorum = service_with_three_brokers(now)
+    for broker in (2, 3):
+        service.heartbeats.touch(broker, 0)  # heard: their sessions end at 800
+    loop = asyncio.get_running_loop()
+    async with service._lock:  # another operation is under way
+        now[0] = 1000  # the sessions ran out
+        fence_check = loop.create_task(service._fence_loop())
+        await asyncio.sleep(0.05)  # the fence check saw it: the fences wait for their turn
+        now[0] = 3000
+        for listener in quorum.request_listeners:
+            listener(2)
+            listener(3)
+    await asyncio.sleep(0.05)
+    fence_check.cancel()
+    await asyncio.gather(fence_check, return_exceptions=True)
+    assert quorum.appended == [], "a broker was fenced though it was heard from meanwhile"
+
+
+async def test_a_silent_broker_is_fenced() -> None:
+    """What the two tests above must not prevent: a broker silent for a session is
+    fenced, one heard from is not."""
+    now = [0]
+    service, quorum = service_with_three_brokers(now)
+    for broker in (2, 3):
+        service.heartbeats.touch(broker, 0)
+    for now[0] in (300, 600, 900):  # broker 2 is heard from; broker 3 stays silent
+        quorum.request_listeners[0](2)
+    now[0] = 1000
+    fence_check = asyncio.get_running_loop().create_task(service._fence_loop())
+    await asyncio.sleep(0.05)
+    fence_check.cancel()
+    await asyncio.gather(fence_check, return_exceptions=True)
+    assert [type(r).__name__ for r in quorum.appended][:1] == ["FenceBrokerRecord"]
+    assert quorum.appended[0].broker_id == 3
+
+
 async def test_lateness_is_judged_against_the_quorum_fetch_not_the_heartbeat_interval() -> None:
     """Heartbeats every 2 s (Kafka's default) but Fetches every 500 ms: a Fetch 200 ms
     late is lateness, and stretches the session; judged against 2 s it would be none, and
