@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import queue
 import subprocess
 import sys
@@ -17,13 +18,21 @@ from typing import Any
 
 from confluent_kafka import KafkaException, Producer
 
-BURN = "while True: pass"
+BURN = """
+import os, sys
+while os.getppid() == int(sys.argv[1]):
+    for _ in range(1_000_000):
+        pass
+"""
+"""Spins until the test process is gone, not forever: a run killed before its ``finally``
+(a CI timeout, a developer's Ctrl-C twice) left burners spinning for the runs after it."""
 
 
 @contextlib.contextmanager
 def cpu_burners(count: int) -> Iterator[list[subprocess.Popen[bytes]]]:
     """``count`` processes that each spin one core for as long as the block runs."""
-    burners = [subprocess.Popen([sys.executable, "-c", BURN]) for _ in range(count)]
+    command = [sys.executable, "-c", BURN, str(os.getpid())]
+    burners = [subprocess.Popen(command) for _ in range(count)]
     try:
         yield burners
     finally:
