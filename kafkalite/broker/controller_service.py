@@ -31,11 +31,12 @@ from typing import TypeVar
 
 from kafkalite.broker.raft_quorum import STALL_SETTLE_PASSES, NotControllerError, RaftQuorum
 from kafkalite.controller.cluster_control import HeartbeatReply
-from kafkalite.controller.heartbeats import BrokerHeartbeats
+from kafkalite.controller.heartbeats import BrokerHeartbeats, Contact
 from kafkalite.controller.quorum_controller import QuorumController
 from kafkalite.controller.replication_control import PREFERRED_ELECTION, AlterPartitionReply
 from kafkalite.controller.results import ApiResult, ControllerResult
 from kafkalite.controller.topic_control import CreatableTopic, CreatedTopic
+from kafkalite.raft import messages as m
 from kafkalite.supervision import Spawn
 from kafkalite.ticks import sleep_until_tick
 
@@ -65,7 +66,7 @@ class ControllerService:
         self.controller = controller
         self.image = controller.image
         self.now_ms = now_ms
-        self.heartbeats = BrokerHeartbeats(self._session_timeout_ms(), self._contact_interval_ms())
+        self.heartbeats = BrokerHeartbeats(self._session_timeout_ms(), self._contact_intervals_ms())
         self._heard = asyncio.Event()
         """Set (and replaced) on every heartbeat: what propagation waits on."""
         self._contact = asyncio.Event()
@@ -78,11 +79,13 @@ class ControllerService:
     def _session_timeout_ms(self) -> int:
         return self.image.broker_int("broker.session.timeout.ms")
 
-    def _contact_interval_ms(self) -> int:
-        """Every broker is a voter here: its quorum Fetch, parked at most
-        ``fetch_max_wait_ms``, reaches this controller more often than its heartbeats."""
-        heartbeat_ms = self.image.broker_int("broker.heartbeat.interval.ms")
-        return min(heartbeat_ms, self.quorum.config.fetch_max_wait_ms)
+    def _contact_intervals_ms(self) -> dict[Contact, int]:
+        """How often each periodic contact comes on a quiet machine: every broker is a
+        voter here, and its quorum Fetch is parked at most ``fetch_max_wait_ms``."""
+        return {
+            Contact.HEARTBEAT: self.image.broker_int("broker.heartbeat.interval.ms"),
+            Contact.QUORUM_FETCH: self.quorum.config.fetch_max_wait_ms,
+        }
 
     async def _run(self, operation: Callable[[], ControllerResult[T]]) -> T:
         response, _ = await self._commit(operation)
@@ -144,7 +147,7 @@ class ControllerService:
                 self.spawn(self._rebalance_loop(), "leader-rebalance"),
             ]
 
-    def _heard_from_voter(self, node_id: int) -> None:
+    def _heard_from_voter(self, node_id: int, request: m.Message) -> None:
         """Every broker here is also a voter of the metadata quorum (combined mode), and a
         voter's Fetch reaches the active controller from the same process and over the same
         link as its heartbeats, every ``controller.quorum.fetch.max.wait.ms`` or sooner:
@@ -159,7 +162,10 @@ class ControllerService:
         for pre-votes instead of fetching, and this controller hears those at once. Only
         Fetches counted, that gap was silence, and a live broker was fenced for it."""
         if self.quorum.is_active:
-            self.heartbeats.touch(node_id, self.now_ms())
+            kind = (
+                Contact.QUORUM_FETCH if isinstance(request, m.FetchRequest) else Contact.QUORUM_VOTE
+            )
+            self.heartbeats.touch(node_id, self.now_ms(), kind=kind)
             self._contact.set()
 
     async def stop(self) -> None:
@@ -178,21 +184,22 @@ class ControllerService:
         controller was stalled, and the stall counts against no broker."""
         while True:
             self.heartbeats.session_timeout_ms = self._session_timeout_ms()
-            self.heartbeats.contact_interval_ms = self._contact_interval_ms()
+            self.heartbeats.intervals_ms = self._contact_intervals_ms()
             now = self.now_ms()
             unfenced = [b.broker_id for b in self.image.live_brokers()]
             for broker_id in self.heartbeats.expired(unfenced, now, self.quorum.node_id):
                 try:
-                    silences = await self._run(partial(self._fence_if_silent, broker_id))
+                    fenced = await self._run(partial(self._fence_if_silent, broker_id))
                 except NotControllerError:
                     return
-                if silences is not None:
+                if fenced is not None:
+                    silences, session_ms = fenced
                     log.info(
                         "fenced broker %d: silent for %d ms (session %d ms; the others' "
                         "last contact, ms ago: %s)",
                         broker_id,
                         silences.pop(broker_id),
-                        self.heartbeats.effective_timeout_ms(self.now_ms()),
+                        session_ms,
                         silences,
                     )
             expiry = self.heartbeats.next_expiry_ms(unfenced, now, self.quorum.node_id)
@@ -214,19 +221,24 @@ class ControllerService:
             for _ in range(STALL_SETTLE_PASSES):
                 await asyncio.sleep(0)
 
-    def _fence_if_silent(self, broker_id: int) -> ControllerResult[dict[int, int] | None]:
+    def _fence_if_silent(
+        self, broker_id: int
+    ) -> ControllerResult[tuple[dict[int, int], int] | None]:
         """Fence the broker if it is still live and silent for longer than its session
-        when this operation runs; its response is then every live broker's silence, in
-        ms. Judged again here, not only when the fence check saw the session run out:
-        operations run one at a time, and under load (a flood of AlterPartition from
-        the leader elections of a busy cluster) this one waited seconds for its turn
-        while the broker's heartbeats kept arriving, and a live broker was fenced."""
+        when this operation runs; its response is then every live broker's silence and
+        the session, in ms. Judged again here, not only when the fence check saw the
+        session run out: operations run one at a time, and under load (a flood of
+        AlterPartition from the leader elections of a busy cluster) this one waited
+        seconds for its turn while the broker's heartbeats kept arriving, and a live
+        broker was fenced."""
         now = self.now_ms()
         live = [b.broker_id for b in self.image.live_brokers()]
         if broker_id not in self.heartbeats.expired(live, now, self.quorum.node_id):
             return ControllerResult([], None)
         silences = {b: self.heartbeats.silent_ms(b, now) for b in live}
-        return ControllerResult(self.controller.fence_broker(broker_id).records, silences)
+        session_ms = self.heartbeats.effective_timeout_ms(now)
+        records = self.controller.fence_broker(broker_id).records
+        return ControllerResult(records, (silences, session_ms))
 
     async def _rebalance_loop(self) -> None:
         """``auto.leader.rebalance.enable``: the preferred replica leads when it can."""

@@ -52,7 +52,7 @@ CommitListener = Callable[[int, MetadataRecord], None]
 SnapshotListener = Callable[[int, list[MetadataRecord]], None]
 AppliedListener = Callable[[int], None]
 ActivationListener = Callable[[bool], None]
-VoterRequestListener = Callable[[int], None]
+VoterRequestListener = Callable[[int, m.Message], None]
 
 INBOUND_TIMEOUT_S = 5.0
 STALL_SETTLE_PASSES = 4
@@ -263,7 +263,7 @@ class RaftQuorum:
         self._applied_listeners.append(listener)
 
     def on_request_from(self, listener: VoterRequestListener) -> None:
-        """Called with the id of each voter whose request reaches this node, as it arrives
+        """Called with each request from a voter, and the voter's id, as it arrives
         (a Fetch, and also a Vote or pre-vote: a voter that lost touch with its leader
         asks for votes instead of fetching): proof that the voter's process runs and
         reaches this one."""
@@ -335,7 +335,7 @@ class RaftQuorum:
         """A quorum request from another voter; returns the node's response to it."""
         self._gone.heard_from(source)
         for listener in self._voter_request_listeners:
-            listener(source)
+            listener(source, message)
         key = (source, correlation_id)
         future: asyncio.Future[m.Message] = asyncio.get_running_loop().create_future()
         self._inbound[key] = future

@@ -15,14 +15,17 @@ Four rules keep a busy broker from being taken for a dead one:
 - the session stretches on a machine too busy to keep time: a broker whose quorum Fetch
   comes every 500 ms goes silent for much longer when its threads wait for a CPU (a course
   server shared by a class, a 2-core laptop running the whole lab), and so do the others.
-  A gap between two contacts of a live broker longer than the *contact interval* (its
-  quorum Fetch's ``fetch_max_wait_ms``, or ``broker.heartbeat.interval.ms`` if shorter)
-  is *lateness*; silence is judged against ``broker.session.timeout.ms`` plus
-  ``SESSION_STRETCH`` times the longest lateness in the last ``GAP_WINDOW_MS`` (at most
-  ``MAX_SESSION_TIMEOUT_MS``, Kafka's own default). A gap longer than the session it was
+  The gap between two contacts of one periodic kind (``Contact``: heartbeats every
+  ``broker.heartbeat.interval.ms``, quorum Fetches every ``fetch_max_wait_ms`` or sooner)
+  beyond that kind's interval is *lateness*; silence is judged against
+  ``broker.session.timeout.ms`` plus ``SESSION_STRETCH`` times the largest lateness in
+  the last ``GAP_WINDOW_MS`` (at most ``MAX_SESSION_TIMEOUT_MS``, Kafka's own default).
+  Each kind is timed on its own: timed together, the two fill each other's gaps, and a
+  starved machine showed almost no lateness until one silence of a live broker ran past
+  the bare session. A gap longer than the session it was
   judged by does not count: a paused or cut-off broker was fenced, not slow, and its
-  return stretches nothing. On a quiet machine contacts come within the interval (its
-  quorum Fetches, and its heartbeats) and a silent broker is fenced after
+  return stretches nothing. On a quiet machine contacts come within their intervals
+  and a silent broker is fenced after
   ``broker.session.timeout.ms``: stretching by the gaps themselves, not by their
   lateness, gave 3 x 400 ms there, half a second more on every failover. This is
   the idea of an accrual failure detector (Hayashibara et al.; Cassandra, Akka): judge
@@ -42,30 +45,47 @@ Four rules keep a busy broker from being taken for a dead one:
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from enum import Enum
 
 SESSION_STRETCH = 3
-"""The session grows by this many times the longest recent lateness of a heartbeat."""
+"""The session grows by this many times the longest recent lateness of a contact."""
 GAP_WINDOW_MS = 60_000
-"""How long a late heartbeat keeps the session stretched."""
+"""How long a late contact keeps the session stretched."""
 MAX_SESSION_TIMEOUT_MS = 9_000
 """The most a session stretches: Kafka's default ``broker.session.timeout.ms``."""
 
 
+class Contact(Enum):
+    """What reached the controller from a broker. Each kind that comes periodically is
+    timed against its own period: mixed into one stream, a broker's heartbeats and quorum
+    Fetches fill each other's gaps, and a machine starved enough to delay both showed no
+    lateness at all until one silence ran past the bare session."""
+
+    HEARTBEAT = "heartbeat"
+    """Every ``broker.heartbeat.interval.ms``, and at once when the broker has news."""
+    QUORUM_FETCH = "quorum_fetch"
+    """Its voter's Fetch, held at most ``controller.quorum.fetch.max.wait.ms``."""
+    QUORUM_VOTE = "quorum_vote"
+    """A vote or pre-vote request: proof of life, with no period to be late by."""
+
+
 class BrokerHeartbeats:
-    def __init__(self, session_timeout_ms: int, contact_interval_ms: int) -> None:
+    def __init__(self, session_timeout_ms: int, intervals_ms: Mapping[Contact, int]) -> None:
         self.session_timeout_ms = session_timeout_ms
-        self.contact_interval_ms = contact_interval_ms
-        """The longest a live broker goes between contacts on a quiet machine."""
+        self.intervals_ms = dict(intervals_ms)
+        """The longest a live broker goes between two contacts of each periodic kind on a
+        quiet machine; a longer gap is lateness."""
         self._last_contact_ms: dict[int, int] = {}
+        self._last_of_kind_ms: dict[tuple[int, Contact], int] = {}
+        """The last contact of each periodic kind in the broker's current session (the
+        next one of that kind ends a gap)."""
         self._replayed_offset: dict[int, int] = {}
-        self._heard: set[int] = set()
-        """Brokers that heartbeated in their current session (their next gap is one)."""
         self._awaiting_first_contact: set[int] = set()
         """Brokers a new controller has not heard from yet: two sessions, not one."""
-        self._gaps: deque[tuple[int, int]] = deque()
-        """(arrival time, gap before it) in the last ``GAP_WINDOW_MS``: a monotonic queue,
-        each gap longer than every later one, so the longest is first."""
+        self._lateness: deque[tuple[int, int]] = deque()
+        """(arrival time, lateness) in the last ``GAP_WINDOW_MS``: a monotonic queue,
+        each lateness larger than every later one, so the largest is first."""
 
     def reset(
         self, broker_ids: Iterable[int], now_ms: int, gone: Iterable[int] = frozenset()
@@ -73,43 +93,51 @@ class BrokerHeartbeats:
         """A controller taking over: every broker gets two sessions to check in, those
         found ``gone`` one."""
         self._last_contact_ms = dict.fromkeys(broker_ids, now_ms)
+        self._last_of_kind_ms = {}
         self._replayed_offset = {}
-        self._heard = set()
         self._awaiting_first_contact = set(self._last_contact_ms) - set(gone)
 
     def registered(self, broker_id: int, now_ms: int) -> None:
-        """A registration starts a new session: the time since the broker's last heartbeat
+        """A registration starts a new session: the time since the broker's last contact
         (it restarted) is no gap."""
-        self._heard.discard(broker_id)
+        for kind in Contact:
+            self._last_of_kind_ms.pop((broker_id, kind), None)
         self._awaiting_first_contact.discard(broker_id)
         self._last_contact_ms[broker_id] = max(now_ms, self._last_contact_ms.get(broker_id, 0))
 
-    def touch(self, broker_id: int, now_ms: int, replayed_offset: int | None = None) -> None:
-        """A heartbeat arrived; ``replayed_offset`` is the last metadata offset the broker
-        says its image has replayed."""
-        last = self._last_contact_ms.get(broker_id)
-        if last is not None and broker_id in self._heard:
-            gap = now_ms - last
-            if 0 < gap <= self.effective_timeout_ms(now_ms):
-                self._record_gap(now_ms, gap)
-        self._heard.add(broker_id)
+    def touch(
+        self,
+        broker_id: int,
+        now_ms: int,
+        replayed_offset: int | None = None,
+        kind: Contact = Contact.HEARTBEAT,
+    ) -> None:
+        """A contact arrived; ``replayed_offset`` (heartbeats) is the last metadata offset
+        the broker says its image has replayed."""
+        interval = self.intervals_ms.get(kind)
+        if interval is not None:
+            previous = self._last_of_kind_ms.get((broker_id, kind))
+            if previous is not None:
+                gap = now_ms - previous
+                if interval < gap <= self.effective_timeout_ms(now_ms):
+                    self._record_lateness(now_ms, gap - interval)
+            self._last_of_kind_ms[(broker_id, kind)] = max(now_ms, previous or 0)
         self._awaiting_first_contact.discard(broker_id)
-        self._last_contact_ms[broker_id] = max(now_ms, last or 0)
+        self._last_contact_ms[broker_id] = max(now_ms, self._last_contact_ms.get(broker_id, 0))
         if replayed_offset is not None:
             self._replayed_offset[broker_id] = replayed_offset
 
-    def _record_gap(self, now_ms: int, gap_ms: int) -> None:
-        # a gap no longer than this later one can never be the window's longest again
-        while self._gaps and self._gaps[-1][1] <= gap_ms:
-            self._gaps.pop()
-        self._gaps.append((now_ms, gap_ms))
+    def _record_lateness(self, now_ms: int, lateness_ms: int) -> None:
+        # a lateness no larger than this later one can never be the window's largest again
+        while self._lateness and self._lateness[-1][1] <= lateness_ms:
+            self._lateness.pop()
+        self._lateness.append((now_ms, lateness_ms))
 
     def effective_timeout_ms(self, now_ms: int) -> int:
-        """The session timeout, stretched by the heartbeats' lateness of the last minute."""
-        while self._gaps and self._gaps[0][0] < now_ms - GAP_WINDOW_MS:
-            self._gaps.popleft()
-        longest = self._gaps[0][1] if self._gaps else 0
-        lateness = max(0, longest - self.contact_interval_ms)
+        """The session timeout, stretched by the contacts' lateness of the last minute."""
+        while self._lateness and self._lateness[0][0] < now_ms - GAP_WINDOW_MS:
+            self._lateness.popleft()
+        lateness = self._lateness[0][1] if self._lateness else 0
         stretched = self.session_timeout_ms + SESSION_STRETCH * lateness
         return max(self.session_timeout_ms, min(stretched, MAX_SESSION_TIMEOUT_MS))
 

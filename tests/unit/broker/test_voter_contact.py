@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from kafkalite.broker.controller_service import ControllerService
+from kafkalite.controller.heartbeats import Contact
 from kafkalite.controller.quorum_controller import QuorumController
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.metadata.records import ConfigRecord
@@ -22,6 +23,7 @@ from tests.unit.broker.single_voter import single_voter_quorum
 pytestmark = [pytest.mark.unit, pytest.mark.asyncio]
 
 SESSION_MS = 800  # broker.session.timeout.ms's default
+FETCH = m.FetchRequest(2, 0, 0, 0)
 
 
 class ActiveQuorum:
@@ -69,7 +71,7 @@ async def test_a_voter_that_only_fetches_keeps_its_session() -> None:
     for t in range(250, 2001, 250):  # broker 2's Fetches arrive; broker 3 is silent
         now[0] = t
         for listener in quorum.request_listeners:
-            listener(2)
+            listener(2, FETCH)
     assert service.heartbeats.expired([2, 3], now[0]) == [3]
 
 
@@ -87,8 +89,8 @@ async def test_a_contact_read_as_the_sessions_run_out_counts_before_they_are_jud
     async def contacts_handled() -> None:
         await asyncio.sleep(0)  # framed; the handler runs next pass
         for listener in quorum.request_listeners:
-            listener(2)
-            listener(3)
+            listener(2, FETCH)
+            listener(3, FETCH)
 
     def busy_pass() -> None:
         time.sleep(0.05)  # busy past the sessions' end (11 ms of real time away)...
@@ -120,8 +122,8 @@ async def test_a_broker_heard_from_while_its_fence_waits_its_turn_is_not_fenced(
         await asyncio.sleep(0.05)  # the fence check saw it: the fences wait for their turn
         now[0] = 3000
         for listener in quorum.request_listeners:
-            listener(2)
-            listener(3)
+            listener(2, FETCH)
+            listener(3, FETCH)
     await asyncio.sleep(0.05)
     fence_check.cancel()
     await asyncio.gather(fence_check, return_exceptions=True)
@@ -136,7 +138,7 @@ async def test_a_silent_broker_is_fenced() -> None:
     for broker in (2, 3):
         service.heartbeats.touch(broker, 0)
     for now[0] in (300, 600, 900):  # broker 2 is heard from; broker 3 stays silent
-        quorum.request_listeners[0](2)
+        quorum.request_listeners[0](2, FETCH)
     now[0] = 1000
     fence_check = asyncio.get_running_loop().create_task(service._fence_loop())
     await asyncio.sleep(0.05)
@@ -152,11 +154,11 @@ async def test_lateness_is_judged_against_the_quorum_fetch_not_the_heartbeat_int
     a busy machine's live brokers would be fenced."""
     now = [0]
     service, quorum = service_with_three_brokers(now, heartbeat_interval_ms=2000)
-    assert service.heartbeats.contact_interval_ms == RaftConfig().fetch_max_wait_ms
+    assert service.heartbeats.intervals_ms[Contact.QUORUM_FETCH] == RaftConfig().fetch_max_wait_ms
     for t in (700, 1400):
         now[0] = t
         for listener in quorum.request_listeners:
-            listener(2)
+            listener(2, FETCH)
     assert service.heartbeats.effective_timeout_ms(now[0]) == SESSION_MS + 3 * 200
 
 
@@ -172,7 +174,7 @@ async def test_a_request_reaching_the_quorum_is_reported_with_its_voter(
     fetching, and that gap in its Fetches must not read as silence."""
     quorum = single_voter_quorum(tmp_path)
     heard: list[int] = []
-    quorum.on_request_from(heard.append)
+    quorum.on_request_from(lambda voter, _request: heard.append(voter))
     request = asyncio.create_task(quorum.handle_request(2, 7, request_from_2))
     await asyncio.sleep(0)
     request.cancel()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkalite.controller.heartbeats import BrokerHeartbeats
+from kafkalite.controller.heartbeats import BrokerHeartbeats, Contact
 from kafkalite.controller.partition_changes import (
     choose_leader,
     elect_if_offline,
@@ -82,7 +82,7 @@ def test_preferred_leader_only_when_in_sync_and_alive() -> None:
 
 
 def test_silent_brokers_expire_and_a_new_controller_gives_a_full_session() -> None:
-    beats = BrokerHeartbeats(session_timeout_ms=800, contact_interval_ms=400)
+    beats = BrokerHeartbeats(session_timeout_ms=800, intervals_ms={Contact.HEARTBEAT: 400})
     beats.reset([1, 2, 3], now_ms=0, gone=[1, 2, 3])
     beats.touch(1, 500)
     assert beats.expired([1, 2, 3], now_ms=900) == [2, 3]
@@ -95,7 +95,7 @@ def test_a_new_controller_waits_two_sessions_for_a_first_contact_but_one_for_the
     """Taken over at 0: broker 2 was found gone (its connection refused) and is fenced
     after one session; 3, the deposed controller, too slow to keep its seat, makes its
     first contact at 1.5 s, and is judged by one session from then on; 1 never does."""
-    beats = BrokerHeartbeats(session_timeout_ms=800, contact_interval_ms=400)
+    beats = BrokerHeartbeats(session_timeout_ms=800, intervals_ms={Contact.HEARTBEAT: 400})
     beats.reset([1, 2, 3], now_ms=0, gone=[2])
     assert beats.expired([1, 2, 3], now_ms=801) == [2]
     beats.touch(3, 1_500)
@@ -106,14 +106,14 @@ def test_a_new_controller_waits_two_sessions_for_a_first_contact_but_one_for_the
 
 def test_the_controller_never_fences_its_own_broker() -> None:
     """A lone broker is its own controller: if the controller runs, its broker does."""
-    beats = BrokerHeartbeats(session_timeout_ms=800, contact_interval_ms=400)
+    beats = BrokerHeartbeats(session_timeout_ms=800, intervals_ms={Contact.HEARTBEAT: 400})
     beats.reset([1, 2], now_ms=0)
     assert beats.expired([1, 2], now_ms=5_000, own_id=1) == [2]
 
 
 def test_a_stalled_controller_counts_its_stall_against_no_broker() -> None:
     """The controller's loop ran 2 s late: heartbeats sent meanwhile were never read."""
-    beats = BrokerHeartbeats(session_timeout_ms=800, contact_interval_ms=400)
+    beats = BrokerHeartbeats(session_timeout_ms=800, intervals_ms={Contact.HEARTBEAT: 400})
     beats.reset([1, 2], now_ms=0, gone=[1, 2])
     beats.touch(2, 300)
     beats.forgive(2_000, now_ms=2_500)
@@ -132,7 +132,7 @@ def heartbeating(beats: BrokerHeartbeats, broker_id: int, every_ms: int, until_m
 def test_on_a_quiet_machine_silence_is_judged_by_the_session_timeout() -> None:
     """Contacts that come within the heartbeat interval stretch nothing, however close the
     interval is to the session timeout (400 of 800 ms here)."""
-    beats = BrokerHeartbeats(session_timeout_ms=800, contact_interval_ms=400)
+    beats = BrokerHeartbeats(session_timeout_ms=800, intervals_ms={Contact.HEARTBEAT: 400})
     beats.reset([1, 2], now_ms=0)
     heartbeating(beats, 1, 400, 3_000)
     heartbeating(beats, 2, 400, 1_500)
@@ -144,7 +144,7 @@ def test_late_heartbeats_stretch_the_session_for_a_while() -> None:
     """A machine so busy that a live broker's heartbeats came 700 ms apart, 300 ms late:
     the session grows by three times that, and a silence of 1.6 s is not yet death, until
     a minute of punctual heartbeats has passed."""
-    beats = BrokerHeartbeats(session_timeout_ms=800, contact_interval_ms=400)
+    beats = BrokerHeartbeats(session_timeout_ms=800, intervals_ms={Contact.HEARTBEAT: 400})
     beats.reset([1, 2], now_ms=0)
     beats.touch(1, 100)
     beats.touch(1, 800)  # 700 ms after the last one
@@ -158,8 +158,24 @@ def test_late_heartbeats_stretch_the_session_for_a_while() -> None:
     assert beats.effective_timeout_ms(70_000) == 800
 
 
+def test_each_kind_of_contact_is_timed_against_its_own_interval() -> None:
+    """Heartbeats 700 ms apart, 300 ms late, with a quorum Fetch between them: the machine
+    is busy, though a contact of one kind or the other came every 350 ms. Timed together
+    they showed no lateness, and the next long silence of a live broker fenced it."""
+    beats = BrokerHeartbeats(800, {Contact.HEARTBEAT: 400, Contact.QUORUM_FETCH: 500})
+    beats.reset([1], now_ms=0)
+    beats.touch(1, 100)
+    beats.touch(1, 450, kind=Contact.QUORUM_FETCH)
+    beats.touch(1, 800)
+    assert beats.effective_timeout_ms(800) == 800 + 3 * 300
+    beats.touch(1, 1_000, kind=Contact.QUORUM_FETCH)  # 550 ms after the last Fetch
+    assert beats.effective_timeout_ms(1_000) == 800 + 3 * 300
+    beats.touch(1, 5_000, kind=Contact.QUORUM_VOTE)  # proof of life, with no period
+    assert beats.expired([1], now_ms=5_000) == []
+
+
 def test_the_stretch_has_kafkas_default_as_its_limit() -> None:
-    beats = BrokerHeartbeats(session_timeout_ms=800, contact_interval_ms=400)
+    beats = BrokerHeartbeats(session_timeout_ms=800, intervals_ms={Contact.HEARTBEAT: 400})
     beats.reset([1], now_ms=0)
     gap = 700
     t = 0
@@ -171,7 +187,7 @@ def test_the_stretch_has_kafkas_default_as_its_limit() -> None:
 
 
 def test_a_restart_or_a_new_controller_is_no_gap() -> None:
-    beats = BrokerHeartbeats(session_timeout_ms=800, contact_interval_ms=400)
+    beats = BrokerHeartbeats(session_timeout_ms=800, intervals_ms={Contact.HEARTBEAT: 400})
     beats.reset([1, 2], now_ms=0)
     beats.touch(1, 600)  # first heartbeat to this controller: 600 ms after it took over
     beats.touch(2, 100)
@@ -183,7 +199,7 @@ def test_a_restart_or_a_new_controller_is_no_gap() -> None:
 
 
 def test_the_fence_check_wakes_when_the_first_session_runs_out() -> None:
-    beats = BrokerHeartbeats(session_timeout_ms=800, contact_interval_ms=400)
+    beats = BrokerHeartbeats(session_timeout_ms=800, intervals_ms={Contact.HEARTBEAT: 400})
     beats.reset([1, 2], now_ms=0)
     beats.touch(1, 400)
     assert beats.next_expiry_ms([1, 2], now_ms=500) == 1_200
@@ -196,7 +212,7 @@ def test_the_fence_check_wakes_when_the_first_session_runs_out() -> None:
 def test_the_controllers_own_broker_sets_no_wake_up() -> None:
     """Its heartbeats may come less often than a session (its quorum Fetches go to no one);
     an expiry it can never reach would wake the fence check again and again."""
-    beats = BrokerHeartbeats(session_timeout_ms=800, contact_interval_ms=500)
+    beats = BrokerHeartbeats(session_timeout_ms=800, intervals_ms={Contact.HEARTBEAT: 500})
     beats.reset([1, 2], now_ms=0)
     beats.touch(1, 0)
     beats.touch(2, 2_000)
@@ -206,7 +222,7 @@ def test_the_controllers_own_broker_sets_no_wake_up() -> None:
 
 
 def test_heartbeats_tell_which_live_brokers_have_not_replayed_an_offset() -> None:
-    beats = BrokerHeartbeats(session_timeout_ms=800, contact_interval_ms=400)
+    beats = BrokerHeartbeats(session_timeout_ms=800, intervals_ms={Contact.HEARTBEAT: 400})
     beats.reset([1, 2, 3], now_ms=0)
     beats.touch(1, 10, replayed_offset=42)
     beats.touch(2, 10, replayed_offset=40)
