@@ -150,7 +150,11 @@ class Broker:
             config.broker_id,
             self.quorum,
             ControllerService(
-                self.quorum, QuorumController(controller_image), now_ms, self.supervisor.spawn
+                self.quorum,
+                QuorumController(controller_image),
+                now_ms,
+                self.supervisor.spawn,
+                self.control_loop_lag.lag_ms,
             ),
             voters,
             self.control_plane,

@@ -60,8 +60,11 @@ class ControllerService:
         controller: QuorumController,
         now_ms: Callable[[], int],
         spawn: Spawn,
+        loop_lag_ms: Callable[[], int] = lambda: 0,
     ) -> None:
+        """``loop_lag_ms``: how late this (the control plane's) loop has run lately."""
         self.quorum = quorum
+        self.loop_lag_ms = loop_lag_ms
         self.spawn = spawn
         self.controller = controller
         self.image = controller.image
@@ -185,6 +188,7 @@ class ControllerService:
         while True:
             self.heartbeats.session_timeout_ms = self._session_timeout_ms()
             self.heartbeats.intervals_ms = self._contact_intervals_ms()
+            self.heartbeats.controller_lag_ms = self.loop_lag_ms()
             now = self.now_ms()
             unfenced = [b.broker_id for b in self.image.live_brokers()]
             for broker_id in self.heartbeats.expired(unfenced, now, self.quorum.node_id):

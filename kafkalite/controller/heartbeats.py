@@ -83,6 +83,10 @@ class BrokerHeartbeats:
         self._replayed_offset: dict[int, int] = {}
         self._awaiting_first_contact: set[int] = set()
         """Brokers a new controller has not heard from yet: two sessions, not one."""
+        self.controller_lag_ms = 0
+        """How late the controller's own loop has run lately. A machine that starves the
+        controller starves the brokers too, though none of their contacts may have come
+        late yet: the session stretches by this as by their lateness."""
         self._lateness: deque[tuple[int, int]] = deque()
         """(arrival time, lateness) in the last ``GAP_WINDOW_MS``: a monotonic queue,
         each lateness larger than every later one, so the largest is first."""
@@ -134,10 +138,11 @@ class BrokerHeartbeats:
         self._lateness.append((now_ms, lateness_ms))
 
     def effective_timeout_ms(self, now_ms: int) -> int:
-        """The session timeout, stretched by the contacts' lateness of the last minute."""
+        """The session timeout, stretched by the contacts' lateness of the last minute
+        or the controller's own recent lag, whichever is larger."""
         while self._lateness and self._lateness[0][0] < now_ms - GAP_WINDOW_MS:
             self._lateness.popleft()
-        lateness = self._lateness[0][1] if self._lateness else 0
+        lateness = max(self._lateness[0][1] if self._lateness else 0, self.controller_lag_ms)
         stretched = self.session_timeout_ms + SESSION_STRETCH * lateness
         return max(self.session_timeout_ms, min(stretched, MAX_SESSION_TIMEOUT_MS))
 

@@ -174,6 +174,19 @@ def test_each_kind_of_contact_is_timed_against_its_own_interval() -> None:
     assert beats.expired([1], now_ms=5_000) == []
 
 
+def test_a_lagging_controller_stretches_the_session_before_any_contact_comes_late() -> None:
+    """The controller's own loop ran 200 ms late: the machine is starved, and the brokers'
+    next silence may be the first late contact of all."""
+    beats = BrokerHeartbeats(800, {Contact.HEARTBEAT: 400})
+    beats.reset([1, 2], now_ms=0)
+    heartbeating(beats, 1, 400, 1_200)
+    beats.controller_lag_ms = 200
+    assert beats.effective_timeout_ms(1_200) == 800 + 3 * 200
+    assert beats.expired([1], now_ms=2_500) == []
+    beats.controller_lag_ms = 0
+    assert beats.expired([1], now_ms=2_500) == [1]
+
+
 def test_the_stretch_has_kafkas_default_as_its_limit() -> None:
     beats = BrokerHeartbeats(session_timeout_ms=800, intervals_ms={Contact.HEARTBEAT: 400})
     beats.reset([1], now_ms=0)
