@@ -174,6 +174,12 @@ class ComposeProject:
                     images.remove(image.id)
 
     def down(self) -> None:
+        """Remove the project, keeping its containers' output in ``.test-logs/``: the
+        brokers log to it, and a failure in a container test is read there afterwards."""
+        logs = REPO / ".test-logs" / f"compose-{self.project}.log"
+        logs.parent.mkdir(exist_ok=True)
+        with contextlib.suppress(AssertionError, subprocess.TimeoutExpired):
+            logs.write_text(self.run("logs", "--no-color", "--timestamps", timeout_s=120))
         self.run("down", "-v", "--remove-orphans", "--timeout", "60", timeout_s=300)
 
     def containers(self, role: str | None = None) -> list[Container]:
