@@ -176,11 +176,19 @@ class ComposeProject:
     def down(self) -> None:
         """Remove the project, keeping its containers' output in ``.test-logs/``: the
         brokers log to it, and a failure in a container test is read there afterwards."""
+        containers = self.containers()
+        if containers:  # not again once down: that would empty the file
+            self._save_logs(containers)
+        self.run("down", "-v", "--remove-orphans", "--timeout", "60", timeout_s=300)
+
+    def _save_logs(self, containers: list[Container]) -> None:
         logs = REPO / ".test-logs" / f"compose-{self.project}.log"
         logs.parent.mkdir(exist_ok=True)
-        with contextlib.suppress(AssertionError, subprocess.TimeoutExpired):
-            logs.write_text(self.run("logs", "--no-color", "--timestamps", timeout_s=120))
-        self.run("down", "-v", "--remove-orphans", "--timeout", "60", timeout_s=300)
+        with logs.open("wb") as out:
+            for container in containers:
+                out.write(f"===== {container.name}\n".encode())
+                with contextlib.suppress(docker.errors.APIError):
+                    out.write(container.logs(timestamps=True))
 
     def containers(self, role: str | None = None) -> list[Container]:
         labels = [f"{PROJECT_LABEL}={self.project}"]
