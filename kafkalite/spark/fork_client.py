@@ -61,26 +61,33 @@ def hand_over(path: str, command: list[str]) -> int:
     server cannot be reached or refuses before forking."""
     data = request(command)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.connect(path)
-    sent = sock.sendmsg(
-        [data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("3i", 0, 1, 2))]
-    )
-    sock.sendall(data[sent:])
-    pid = read_int(sock)
-    if pid is None or pid <= 0:
-        raise ConnectionError(f"kafkalite: the fork server at {path} did not fork")
+    # A signal that comes before the fork's pid is known waits until it can be forwarded:
+    # the fork may already run (and its output be read) before this reads the pid, and a
+    # SIGTERM then killed this process instead of reaching the fork.
+    unblocked = signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)
+    try:
+        sock.connect(path)
+        sent = sock.sendmsg(
+            [data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("3i", 0, 1, 2))]
+        )
+        sock.sendall(data[sent:])
+        pid = read_int(sock)
+        if pid is None or pid <= 0:
+            raise ConnectionError(f"kafkalite: the fork server at {path} did not fork")
+
+        def forward(signum: int, _frame: FrameType | None) -> None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signum)
+
+        for signum in FORWARDED:
+            signal.signal(signum, forward)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, unblocked)  # an exec keeps the mask
     # Only the fork keeps Spark's pipes open now: the JVM sees their end when it exits.
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
     os.close(devnull)
-
-    def forward(signum: int, _frame: FrameType | None) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signum)
-
-    for signum in FORWARDED:
-        signal.signal(signum, forward)
     status = read_int(sock)
     return 1 if status is None else status
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
+import struct
 import subprocess
+import sys
 import textwrap
 import time
 from collections.abc import Iterator
@@ -118,6 +121,41 @@ def test_a_signal_to_the_client_reaches_the_fork_and_its_exit_code_returns(
     finally:
         client.kill()
         client.wait(30)
+
+
+def test_a_signal_that_comes_before_the_forks_pid_still_reaches_the_fork(tmp_path: Path) -> None:
+    """The fork can run, and its output be read, before the client has read its pid: a
+    SIGTERM then killed the client instead of reaching the fork (CI, 06:18). A stand-in
+    server here holds the pid back while the signal comes."""
+    path = str(tmp_path / "server.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(1)
+    fork = subprocess.Popen(["sleep", "60"])  # what the fork server would have forked
+    client = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from kafkalite.spark.fork_client import main; "
+         "main(['python', '-m', 'fork_probe'])"],
+        env={**os.environ, ENV: path}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        listener.settimeout(60)
+        conn, _ = listener.accept()
+        with conn:
+            _request, fds = fork_server.read_request(conn)
+            for fd in fds:
+                os.close(fd)
+            client.send_signal(signal.SIGTERM)
+            time.sleep(0.3)
+            assert client.poll() is None, "the client died of a signal meant for the fork"
+            conn.sendall(struct.pack("!i", fork.pid))
+            assert fork.wait(30) == -signal.SIGTERM
+            conn.sendall(struct.pack("!i", 128 + signal.SIGTERM))
+            assert client.wait(30) == 128 + signal.SIGTERM
+    finally:
+        listener.close()
+        for process in (fork, client):
+            process.kill()
+            process.wait(30)
 
 
 def test_the_server_stops_when_its_driver_closes_the_pipe(
