@@ -237,7 +237,9 @@ class ControllerService:
         broker was fenced."""
         now = self.now_ms()
         live = [b.broker_id for b in self.image.live_brokers()]
-        if broker_id not in self.heartbeats.expired(live, now, self.quorum.node_id):
+        if broker_id not in live or not self.heartbeats.expired(
+            [broker_id], now, self.quorum.node_id
+        ):
             return ControllerResult([], None)
         silences = {b: self.heartbeats.silent_ms(b, now) for b in live}
         session_ms = self.heartbeats.effective_timeout_ms(now)
