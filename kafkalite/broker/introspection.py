@@ -3,7 +3,8 @@
 ``GET /state`` returns every replica this broker hosts (log start/end offset, high
 watermark, last stable offset, leader epoch, ISR, producer states, open and recently
 aborted transactions), the transactions this broker coordinates, and how late its two
-event loops run (``loop_lag_ms``: busy is not dead); ``GET
+event loops run (``loop_lag_ms``: busy is not dead) and what Python's garbage collector
+costs it (``gc``, see ``gc_pauses``); ``GET
 /events?since=N`` returns the event stream after sequence N. It is read-only and
 separate from the Kafka listener, so a dashboard polling it never competes with clients
 for the Kafka protocol, and the supervisor can tell a hung broker from a slow one.
@@ -30,7 +31,8 @@ log = logging.getLogger(__name__)
 RECENT_ABORTED = 100
 
 
-def broker_state(broker: Broker) -> dict[str, Any]:
+def broker_state(broker: Broker, gc_state: dict[str, Any]) -> dict[str, Any]:
+    """``gc_state``: what the garbage collector costs this process (``gc_pauses``)."""
     partitions = []
     for (topic, index), p in sorted(broker.replica_manager.partitions.items()):
         registration = broker.image.partition(topic, index)
@@ -92,6 +94,7 @@ def broker_state(broker: Broker) -> dict[str, Any]:
         "metadata_offset": broker.image.offset,
         "loop_lag_ms": broker.loop_lag.lag_ms(),
         "control_loop_lag_ms": broker.control_loop_lag.lag_ms(),
+        "gc": gc_state,
         "partitions": partitions,
         "transactions": coordinated_transactions(broker.txn_coordinator, broker.broker_id),
         "events": broker.events.since(0)[-100:],

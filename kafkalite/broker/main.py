@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from kafkalite.broker.broker import Broker, BrokerConfig, advertised_address
+from kafkalite.broker.gc_pauses import GcPauses, freeze_startup_objects
 from kafkalite.broker.introspection import IntrospectionServer, broker_state
 from kafkalite.metadata.config_defs import InvalidConfigError, validate_broker_configs
 
@@ -36,12 +37,17 @@ def parse_overrides(pairs: list[str]) -> dict[str, str]:
 
 async def serve(config: BrokerConfig) -> None:
     broker = Broker(config)
-    introspection = IntrospectionServer(lambda: broker_state(broker), broker.events)
+    gc_pauses = GcPauses()
+    gc_pauses.install()
+    introspection = IntrospectionServer(
+        lambda: broker_state(broker, gc_pauses.state()), broker.events
+    )
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, broker.request_stop)
     await broker.start()
     await introspection.start(config.host, config.admin_port)
+    freeze_startup_objects()  # see gc_pauses: a full collection stops both threads
     logging.getLogger(__name__).info(
         "broker %d listening on %s:%d (introspection :%d)",
         config.broker_id,

@@ -47,12 +47,16 @@ def judge(cluster: Cluster, summaries: list[dict]) -> None:
     events = [e for e in cluster.events() if not e.get("replay")]
     fenced = [e for e in events if e["type"] == "broker_fenced"]
     elections = [e for e in events if e["type"] == "quorum_leader_elected"]
+    collectors = {b: (cluster.introspect(b) or {}).get("gc") for b in cluster.broker_states()}
     print(f"client summaries: {summaries}; quorum leader elections: {len(elections)}")
+    print(f"garbage collectors: {collectors}")
     assert fenced == [], f"live brokers were fenced: {fenced}"
     assert not any(s.get("hung") for s in summaries), f"a client never finished: {summaries}"
     assert sum(s["metadata"] for s in summaries) > 0, "no client got a Metadata answer"
     assert all(s["empty_metadata"] == 0 for s in summaries), summaries
     assert all(s["sent"] > 0 for s in summaries), summaries
+    # the startup objects are out of the collector's reach (``gc_pauses``)
+    assert all(c and c["frozen_objects"] > 10_000 for c in collectors.values()), collectors
 
 
 @pytest.mark.timeout(900)
