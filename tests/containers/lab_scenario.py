@@ -27,7 +27,7 @@ from kafkalite.checker import Ack, check
 from kafkalite.cluster import BrokerState, Cluster
 from kafkalite.cluster.docker_backend import DockerBackend
 from kafkalite.cluster.healthcheck import probe
-from kafkalite.lab.lab import LabTimeoutError
+from kafkalite.lab.lab import Lab, LabTimeoutError
 from tests.support.waiting import wait_for
 
 TOPIC = "failover"
@@ -214,12 +214,26 @@ def fault_steps(cluster: Cluster, load: Load) -> dict[str, Any]:
     return report
 
 
+def explain_what_never_came_back(lab: Lab) -> None:
+    """On stderr, whose tail the host-side test shows: the brokers, the partitions not
+    fully in sync, then the cluster's latest events (fences, elections, ISR changes,
+    refused AlterPartitions) that say why."""
+    status = lab.status()
+    print(json.dumps(status["brokers"]), file=sys.stderr)
+    for p in status["partitions"]:
+        if p["leader"] is None or len(p["isr"]) < len(p["replicas"]):
+            print(json.dumps(p), file=sys.stderr)
+    for event in lab.cluster.events()[-40:]:
+        event.pop("seq", None)
+        print(json.dumps(event, separators=(",", ":")), file=sys.stderr)
+
+
 def main() -> None:
     lab = kafkalite.lab.connect()  # as a notebook does: the Docker backend here
     try:
         lab.reset(timeout_s=120)  # whatever an earlier lab left broken comes back first
     except LabTimeoutError:
-        print(json.dumps(lab.status(), indent=1), file=sys.stderr)  # what never came back
+        explain_what_never_came_back(lab)
         raise
     cluster = lab.cluster
     assert all(s == BrokerState.RUNNING for s in cluster.broker_states().values())

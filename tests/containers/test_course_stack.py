@@ -130,7 +130,7 @@ def test_faults_through_the_docker_backend_lose_no_acknowledged_write(
         env={"PYTHONPATH": "/tmp/kltest"},
         timeout_s=900,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 0, done.stderr[-8000:]
     report = json.loads(done.stdout)
     assert report["killed"]["state"] == "dead"
     assert report["killed"]["new_leader"] != report["killed"]["broker"]
