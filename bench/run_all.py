@@ -9,6 +9,7 @@ from bench import (
     replication,
     restart,
     spark,
+    starvation,
     startup,
     throughput,
     transactions,
@@ -22,6 +23,7 @@ if __name__ == "__main__":
     failover.main()
     startup.main()
     restart.main()
+    starvation.main()
     dashboard.main()
     lab_startup.main()
     spark.main()

@@ -14,33 +14,14 @@ this load a leader may legitimately be too slow for its followers.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 import pytest
-from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafkalite.cluster import Cluster
-from tests.support.load import client_load, cpu_burners
+from tests.support.load import create_busy_topics, starve
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow, pytest.mark.heavy]
-
-LOAD_S = 120
-CLIENT_PROCESSES = 6
-
-
-def create_topics(cluster: Cluster, count: int, partitions: int, rf: int) -> list[str]:
-    names = [f"busy-{i}" for i in range(count)]
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
-    futures = admin.create_topics([NewTopic(n, partitions, rf) for n in names])
-    for future in futures.values():
-        future.result(120)
-    return names
-
-
-def starve(cluster: Cluster, topics: list[str]) -> list[dict]:
-    with cpu_burners(os.cpu_count() or 2):
-        return client_load(cluster.bootstrap_servers, topics, LOAD_S, CLIENT_PROCESSES)
 
 
 def judge(cluster: Cluster, summaries: list[dict]) -> None:
@@ -61,8 +42,10 @@ def judge(cluster: Cluster, summaries: list[dict]) -> None:
 
 @pytest.mark.timeout(900)
 def test_a_starved_single_broker_never_fences_itself(fresh_cluster: Cluster) -> None:
-    topics = create_topics(fresh_cluster, 73, 10, 1)  # ~730 partitions on one broker
-    judge(fresh_cluster, starve(fresh_cluster, topics))
+    topics = create_busy_topics(
+        fresh_cluster.bootstrap_servers, 73, 10, 1
+    )  # ~730 partitions on one broker
+    judge(fresh_cluster, starve(fresh_cluster.bootstrap_servers, topics))
 
 
 @pytest.mark.timeout(900)
@@ -70,5 +53,5 @@ def test_a_starved_three_broker_cluster_fences_no_live_broker(
     make_cluster3: Callable[..., Cluster],
 ) -> None:
     cluster = make_cluster3()
-    topics = create_topics(cluster, 30, 10, 3)
-    judge(cluster, starve(cluster, topics))
+    topics = create_busy_topics(cluster.bootstrap_servers, 30, 10, 3)
+    judge(cluster, starve(cluster.bootstrap_servers, topics))

@@ -17,6 +17,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from confluent_kafka import KafkaException, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+STARVATION_S = 120
+STARVING_CLIENTS = 6
+"""The starvation of ``test_starvation`` and ``bench.starvation``: six students' clients
+for two minutes beside a CPU burner on every core."""
 
 BURN = """
 import os, sys
@@ -154,3 +160,20 @@ def client_load(bootstrap: str, topics: list[str], seconds: float, processes: in
         if worker.is_alive():
             worker.kill()
     return summaries
+
+
+def create_busy_topics(bootstrap: str, count: int, partitions: int, rf: int) -> list[str]:
+    """``count`` topics ``busy-N`` of ``partitions`` partitions each, for the load."""
+    names = [f"busy-{i}" for i in range(count)]
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    futures = admin.create_topics([NewTopic(n, partitions, rf) for n in names])
+    for future in futures.values():
+        future.result(120)
+    return names
+
+
+def starve(bootstrap: str, topics: list[str], seconds: float = STARVATION_S) -> list[dict]:
+    """A CPU burner on every core and ``STARVING_CLIENTS`` client processes writing to
+    ``topics`` for ``seconds``; the clients' summaries."""
+    with cpu_burners(os.cpu_count() or 2):
+        return client_load(bootstrap, topics, seconds, STARVING_CLIENTS)
