@@ -5,16 +5,18 @@ garbage-collection pause. A Python broker has its own: CPython's full collection
 every object the collector tracks while holding the GIL, so it stops both of the broker's
 threads, the control plane's too. Started, a broker tracks about 50,000 objects, nearly
 all of them for good: modules, the protocol's schema classes, recovered logs. Under
-client load a full collection came every few seconds and walked them all for 5-35
-objects of garbage; on a starved 2-core machine that took 40-330 ms of wall time each
-time, and the control loop ran up to 0.9 s late. With the heartbeat just due, that is a
-live broker fenced.
+client load a full collection came every few seconds, walked them all for 5-35 objects
+of garbage, and took 30-46 ms of CPU: on a starved 2-core machine, where the process waits
+for a core besides, 40-330 ms of wall time. With a heartbeat due, that is how a live
+broker gets fenced.
 
 So, once started, the broker moves what it holds into the collector's permanent
 generation (``gc.freeze``), which no collection walks: full collections then see the
-~13,000 objects that come and go, and took 3-15 ms on the same starved machine. Garbage
-made later is collected as before; a cycle among the frozen objects would never be, which
-is why the freeze comes after startup's own garbage is collected.
+~13,000 objects that come and go and take 3-5 ms of CPU. Garbage made later is
+collected as before; a cycle among the frozen objects never would be, which is why the
+freeze comes after startup's own garbage is collected. The machine's own starvation
+stays: ``bench.starvation`` still shows control loops a few hundred ms late at times,
+which the controller's stretched sessions (``controller.heartbeats``) must absorb.
 
 ``GcPauses`` times every collection, so that ``/state`` shows what the collector costs:
 how many objects are frozen, how many full collections ran, and the longest pauses.
