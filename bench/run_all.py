@@ -9,8 +9,8 @@ from bench import (
     replication,
     restart,
     spark,
-    starvation,
     startup,
+    starvation,
     throughput,
     transactions,
 )
