@@ -7,8 +7,8 @@ threads, the control plane's too. Started, a broker tracks about 50,000 objects,
 all of them for good: modules, the protocol's schema classes, recovered logs. Under
 client load a full collection came every few seconds, walked them all for 5-35 objects
 of garbage, and took 30-46 ms of CPU: on a starved 2-core machine, where the process waits
-for a core besides, 40-330 ms of wall time. With a heartbeat due, that is how a live
-broker gets fenced.
+for a core besides, 40-330 ms of wall time. With a heartbeat due, that can get a live
+broker fenced.
 
 So, once started, the broker moves what it holds into the collector's permanent
 generation (``gc.freeze``), which no collection walks: full collections then see the
