@@ -13,7 +13,8 @@ A fetch answered OFFSET_OUT_OF_RANGE means this replica's log ends below the lea
 start (it was away while the leader deleted records: it empties its log and restarts at
 the leader's log start) or beyond the leader's end (it truncates again). A partition whose
 fetch failed waits ``replica.fetch.backoff.ms`` before its next try, as in Kafka, and the
-Fetch it sits out is held no longer than that wait (``held_fetch_wait_ms``).
+Fetch it sits out is held no longer than that wait (``held_fetch_wait_ms``). A request
+that times out drops its connection, as in Kafka: one gone silent would time out forever.
 
 The leader is reached at its registered address, or through ``replica.fetch.endpoints``
 when the lab's fault layer puts a proxy on each link.
@@ -35,7 +36,7 @@ from kio.schema.offset_for_leader_epoch.v4 import request as epoch_req
 from kafkalite.broker.raft_quorum import parse_voters
 from kafkalite.events import EventSink, EventType
 from kafkalite.metadata.image import MetadataImage
-from kafkalite.network.client import PeerConnection, PeerUnavailableError
+from kafkalite.network.client import PeerConnection, PeerTimeoutError, PeerUnavailableError
 from kafkalite.protocol.codec import build
 from kafkalite.protocol.errors import ErrorCode
 from kafkalite.replication.partition import Partition
@@ -157,6 +158,13 @@ class ReplicaFetcher:
                 progressed = await self._truncate()
                 # a partition added meanwhile is truncated first, not after a held Fetch
                 progressed = self._changed.is_set() or await self._fetch() or progressed
+            except PeerTimeoutError as exc:
+                # Kafka's fetcher disconnects on a request timeout: on a connection gone
+                # silent (its far end vanished without a reset) every later request would
+                # time out too, and this follower would never catch up again
+                log.info("fetch from broker %d: %s; reconnecting", self.leader_id, exc)
+                self.connection.reset()
+                progressed = self._changed.is_set()
             except (PeerUnavailableError, StorageError) as exc:
                 log.debug("fetch from broker %d failed: %s", self.leader_id, exc)
                 progressed = self._changed.is_set()  # abandoned for a new partition
