@@ -53,6 +53,7 @@ class GcPauses:
         self.last_full_ms = 0.0
         """How long the latest full collection took."""
         self.longest_full_ms = 0.0
+        """The longest full collection since the broker started."""
 
     def install(self) -> None:
         gc.callbacks.append(self.on_collection)

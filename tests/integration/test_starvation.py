@@ -42,9 +42,8 @@ def judge(cluster: Cluster, summaries: list[dict]) -> None:
 
 @pytest.mark.timeout(900)
 def test_a_starved_single_broker_never_fences_itself(fresh_cluster: Cluster) -> None:
-    topics = create_busy_topics(
-        fresh_cluster.bootstrap_servers, 73, 10, 1
-    )  # ~730 partitions on one broker
+    # ~730 partitions on one broker
+    topics = create_busy_topics(fresh_cluster.bootstrap_servers, 73, 10, 1)
     judge(fresh_cluster, starve(fresh_cluster.bootstrap_servers, topics))
 
 

@@ -172,8 +172,8 @@ def create_busy_topics(bootstrap: str, count: int, partitions: int, rf: int) -> 
     return names
 
 
-def starve(bootstrap: str, topics: list[str], seconds: float = STARVATION_S) -> list[dict]:
+def starve(bootstrap: str, topics: list[str]) -> list[dict]:
     """A CPU burner on every core and ``STARVING_CLIENTS`` client processes writing to
-    ``topics`` for ``seconds``; the clients' summaries."""
+    ``topics`` for ``STARVATION_S``; the clients' summaries."""
     with cpu_burners(os.cpu_count() or 2):
-        return client_load(bootstrap, topics, seconds, STARVING_CLIENTS)
+        return client_load(bootstrap, topics, STARVATION_S, STARVING_CLIENTS)

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from kafkalite.broker.replica_fetcher import ReplicaFetcher, held_fetch_wait_ms
-from kafkalite.metadata.image import MetadataImage
+from kafkalite.broker.replica_fetcher import held_fetch_wait_ms
 from kafkalite.protocol.codec import millis
 from kafkalite.protocol.errors import ErrorCode
+from tests.unit.broker.fetcher_fakes import empty_replica, follower_fetcher
 
 pytestmark = [pytest.mark.unit, pytest.mark.timeout(30)]
 
@@ -69,31 +69,10 @@ class LeaderLearningLate:
         )
 
 
-def _empty_replica() -> Any:
-    """A local replica of an empty log that follows broker 1 in epoch 0."""
-    return SimpleNamespace(
-        leader=1,
-        leader_epoch=0,
-        log_end_offset=0,
-        log_start_offset=0,
-        log=SimpleNamespace(leader_epoch_cache=SimpleNamespace(latest_epoch=-1)),
-        append_as_follower=lambda records, high_watermark: 0,
-        follow_log_start_offset=lambda offset: False,
-    )
-
-
 def test_a_partition_refused_once_is_fetched_again_within_the_lag_allowed() -> None:
     async def scenario() -> list[float]:
         leader = LeaderLearningLate()
-        fetcher = ReplicaFetcher(
-            broker_id=2,
-            leader_id=1,
-            connection=leader,  # type: ignore[arg-type]
-            replicas=SimpleNamespace(partitions={OLD: _empty_replica(), NEW: _empty_replica()}),  # type: ignore[arg-type]
-            image=MetadataImage(),
-            emit=lambda *args, **fields: None,
-            spawn=lambda coro, name: asyncio.create_task(coro, name=name),
-        )
+        fetcher = follower_fetcher(leader, {OLD: empty_replica(), NEW: empty_replica()})
         fetcher.set_partitions({OLD: 0, NEW: 0})
         try:
             async with asyncio.timeout(3 * LAG_MAX_S):

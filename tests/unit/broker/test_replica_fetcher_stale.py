@@ -12,29 +12,18 @@ partition, while its control plane kept it registered: a zombie.
 from __future__ import annotations
 
 import asyncio
-from types import SimpleNamespace
-from typing import Any
 
 import pytest
 
-from kafkalite.broker.replica_fetcher import ReplicaFetcher
-from kafkalite.metadata.image import MetadataImage
+from tests.unit.broker.fetcher_fakes import follower_fetcher
 
 pytestmark = [pytest.mark.unit, pytest.mark.timeout(30)]
 
 
 def test_a_partition_no_longer_followed_leaves_the_loop_free() -> None:
     async def scenario() -> int:
-        gone: Any = SimpleNamespace(partitions={})  # the replica manager no longer has it
-        fetcher = ReplicaFetcher(
-            broker_id=2,
-            leader_id=1,
-            connection=SimpleNamespace(),  # type: ignore[arg-type]  # never reached
-            replicas=gone,
-            image=MetadataImage(),
-            emit=lambda *args, **fields: None,
-            spawn=lambda coro, name: asyncio.create_task(coro, name=name),
-        )
+        # never reached; the replica manager no longer has the partition
+        fetcher = follower_fetcher(connection=None, replicas={})
         fetcher.set_partitions({("deleted", 0): 0})
         ticks = 0
         async with asyncio.timeout(5):

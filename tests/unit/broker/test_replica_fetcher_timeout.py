@@ -9,15 +9,12 @@ up, running, and outside the ISR for good.
 from __future__ import annotations
 
 import asyncio
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from kafkalite.broker.replica_fetcher import ReplicaFetcher
-from kafkalite.metadata.image import MetadataImage
 from kafkalite.network.client import PeerTimeoutError
-from tests.unit.broker.test_replica_fetcher_backoff import _empty_replica
+from tests.unit.broker.fetcher_fakes import empty_replica, follower_fetcher
 
 pytestmark = [pytest.mark.unit, pytest.mark.timeout(30)]
 
@@ -43,15 +40,7 @@ class SilentLink:
 def test_a_timed_out_fetch_is_asked_again_on_a_new_connection() -> None:
     async def scenario() -> list[str]:
         link = SilentLink()
-        fetcher = ReplicaFetcher(
-            broker_id=2,
-            leader_id=1,
-            connection=link,  # type: ignore[arg-type]
-            replicas=SimpleNamespace(partitions={KEY: _empty_replica()}),  # type: ignore[arg-type]
-            image=MetadataImage(),
-            emit=lambda *args, **fields: None,
-            spawn=lambda coro, name: asyncio.create_task(coro, name=name),
-        )
+        fetcher = follower_fetcher(link, {KEY: empty_replica()})
         fetcher.set_partitions({KEY: 0})
         async with asyncio.timeout(5):
             while link.happened.count("request") < 2:
