@@ -6,17 +6,18 @@ every object the collector tracks while holding the GIL, so it stops both of the
 threads, the control plane's too. Started, a broker tracks about 50,000 objects, nearly
 all of them for good: modules, the protocol's schema classes, recovered logs. Under
 client load a full collection came every few seconds, walked them all for 5-35 objects
-of garbage, and took 30-46 ms of CPU: on a starved 2-core machine, where the process waits
-for a core besides, 40-330 ms of wall time. With a heartbeat due, that can get a live
+of garbage, and took 23-53 ms of CPU: on a starved 2-core machine, where the process waits
+for a core besides, up to 885 ms of wall time. With a heartbeat due, that can get a live
 broker fenced.
 
 So, once started, the broker moves what it holds into the collector's permanent
-generation (``gc.freeze``), which no collection walks: full collections then see the
-~13,000 objects that come and go and take 3-5 ms of CPU. Garbage made later is
-collected as before; a cycle among the frozen objects never would be, which is why the
-freeze comes after startup's own garbage is collected. The machine's own starvation
-stays: ``bench.starvation`` still shows control loops a few hundred ms late at times,
-which the controller's stretched sessions (``controller.heartbeats``) must absorb.
+generation (``gc.freeze``), which no collection walks: full collections then see only
+the objects that come and go (a median of 17,600) and take 2-23 ms of CPU, 7 ms at the
+median. Garbage made later is collected as before; a cycle among the frozen objects
+never would be, which is why the freeze comes after startup's own garbage is collected.
+The machine's own starvation stays: ``bench.starvation`` still shows control loops a few
+hundred ms late at times, which the controller's stretched sessions
+(``controller.heartbeats``) must absorb.
 
 ``GcPauses`` times every collection, so that ``/state`` shows what the collector costs:
 how many objects are frozen, how many full collections ran, and the longest pauses.
