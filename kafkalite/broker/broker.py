@@ -38,6 +38,7 @@ from kafkalite.broker.producer_ids import ProducerIdManager
 from kafkalite.broker.raft_quorum import RaftQuorum, VoterAddress, parse_voters
 from kafkalite.broker.replica_fetcher import ReplicaFetcherManager
 from kafkalite.broker.replica_manager import ReplicaManager
+from kafkalite.broker.run_queue import RunQueueMonitor
 from kafkalite.broker.server import KafkaServer
 from kafkalite.broker.transaction_state import BrokerTransactionStateTopic
 from kafkalite.broker.txn_marker_channel import BrokerMarkerChannel
@@ -126,6 +127,7 @@ class Broker:
         )
         self.loop_lag = LoopLagMonitor()
         self.control_loop_lag = LoopLagMonitor(CONTROL_INTERVAL_S)
+        self.run_queue = RunQueueMonitor()
         controller_image = MetadataImage()
         """The controller's own image, replayed on the control plane: it validates and
         snapshots against it, never against the main loop's."""
@@ -155,6 +157,7 @@ class Broker:
                 now_ms,
                 self.supervisor.spawn,
                 self.control_loop_lag.lag_ms,
+                self.run_queue.per_cpu,
             ),
             voters,
             self.control_plane,
@@ -263,6 +266,7 @@ class Broker:
         self.control_plane.start()
         self._tasks.append(self.supervisor.spawn(self.loop_lag.run(), "loop-lag"))
         self.control_plane.spawn(self.control_loop_lag.run(), "control-loop-lag")
+        self.control_plane.spawn(self.run_queue.run(), "run-queue")
         caught_up = await self.control_plane.run(self._start_control_plane())
         while self.applied_end_offset < caught_up:
             await asyncio.sleep(0.01)  # the records handed over are being replayed here

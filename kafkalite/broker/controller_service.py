@@ -61,10 +61,13 @@ class ControllerService:
         now_ms: Callable[[], int],
         spawn: Spawn,
         loop_lag_ms: Callable[[], int] = lambda: 0,
+        run_queue_per_cpu: Callable[[], float] = lambda: 0.0,
     ) -> None:
-        """``loop_lag_ms``: how late this (the control plane's) loop has run lately."""
+        """``loop_lag_ms``: how late this (the control plane's) loop has run lately;
+        ``run_queue_per_cpu``: how crowded the machine's CPUs have been lately."""
         self.quorum = quorum
         self.loop_lag_ms = loop_lag_ms
+        self.run_queue_per_cpu = run_queue_per_cpu
         self.spawn = spawn
         self.controller = controller
         self.image = controller.image
@@ -189,6 +192,7 @@ class ControllerService:
             self.heartbeats.session_timeout_ms = self._session_timeout_ms()
             self.heartbeats.intervals_ms = self._contact_intervals_ms()
             self.heartbeats.controller_lag_ms = self.loop_lag_ms()
+            self.heartbeats.run_queue_per_cpu = self.run_queue_per_cpu()
             now = self.now_ms()
             unfenced = [b.broker_id for b in self.image.live_brokers()]
             for broker_id in self.heartbeats.expired(unfenced, now, self.quorum.node_id):

@@ -5,16 +5,16 @@ loop's lag: the time that callbacks ahead of it (client requests) or other proce
 shared CPU) kept it waiting. A broker with a large lag is busy, not dead: ``status`` shows
 it, and the controller does not fence it (heartbeats run on the control plane).
 
-``LagWindow`` keeps the worst lag of the last few seconds (pure); ``LoopLagMonitor`` feeds
-it. What other threads read is one published number, replaced whole.
+``LoopLagMonitor`` keeps the worst lag of the last few seconds (a ``WindowedMax``); what
+other threads read is one published number, replaced whole.
 """
 
 from __future__ import annotations
 
 import time
-from collections import deque
 
 from kafkalite.ticks import sleep_until_tick
+from kafkalite.windowed_max import WindowedMax
 
 WINDOW_MS = 5_000
 INTERVAL_S = 0.5
@@ -29,36 +29,12 @@ second is enough to see it busy for seconds; a stall still in progress shows at 
 (``lag_ms``)."""
 
 
-class LagWindow:
-    """The worst lag seen in the last ``window_ms``."""
-
-    def __init__(self, window_ms: int = WINDOW_MS) -> None:
-        self.window_ms = window_ms
-        self._samples: deque[tuple[int, int]] = deque()  # (time_ms, lag_ms), worst-first kept
-
-    def record(self, now_ms: int, lag_ms: int) -> None:
-        # keep a decreasing sequence of lags: a sample older and smaller than a newer one
-        # can never again be the worst
-        while self._samples and self._samples[-1][1] <= lag_ms:
-            self._samples.pop()
-        self._samples.append((now_ms, lag_ms))
-        self._expire(now_ms)
-
-    def worst(self, now_ms: int) -> int:
-        self._expire(now_ms)
-        return self._samples[0][1] if self._samples else 0
-
-    def _expire(self, now_ms: int) -> None:
-        while self._samples and self._samples[0][0] < now_ms - self.window_ms:
-            self._samples.popleft()
-
-
 class LoopLagMonitor:
     """Measures the lag of the loop it runs on; ``lag_ms()`` may be read from any thread."""
 
     def __init__(self, interval_s: float = INTERVAL_S) -> None:
         self.interval_s = interval_s
-        self._window = LagWindow()
+        self._window = WindowedMax(WINDOW_MS)
         self._published = 0
         self._last_tick = time.monotonic()
 
@@ -75,4 +51,4 @@ class LoopLagMonitor:
             self._last_tick = now
             now_ms = int(now * 1000)
             self._window.record(now_ms, max(0, int((now - asked) * 1000)))
-            self._published = self._window.worst(now_ms)
+            self._published = int(self._window.largest(now_ms))

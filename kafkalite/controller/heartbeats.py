@@ -40,18 +40,29 @@ Four rules keep a busy broker from being taken for a dead one:
   by the bare 800 ms session. A voter the quorum found gone (its connection refused or
   reset: killed or stopped) gets the one session, so killing the controller fails its
   partitions over no later.
+- the session also stretches by how crowded the machine's CPUs are, known before any
+  contact comes late: with more than ``CROWDED_PER_CPU`` runnable tasks per CPU
+  (``broker.run_queue``), the session grows in proportion. Lateness is learnt only once
+  a late contact arrives; when a class starts its notebooks at once, the first silence
+  of a starved broker came first, and a live broker was fenced after 1.2 s by a
+  session that had stretched to 1.175 s.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterable, Mapping
 from enum import Enum
+
+from kafkalite.windowed_max import WindowedMax
 
 SESSION_STRETCH = 3
 """The session grows by this many times the longest recent lateness of a contact."""
 GAP_WINDOW_MS = 60_000
 """How long a late contact keeps the session stretched."""
+CROWDED_PER_CPU = 2.0
+"""Runnable tasks per CPU a machine takes in its stride: up to this many, the scheduler's
+time slices keep each task's wait for a CPU within tens of ms; beyond it, a task gets
+less than half a CPU, and its work, heartbeats included, slows in proportion."""
 MAX_SESSION_TIMEOUT_MS = 9_000
 """The most a session stretches: Kafka's default ``broker.session.timeout.ms``."""
 
@@ -87,9 +98,11 @@ class BrokerHeartbeats:
         """How late the controller's own loop has run lately. A machine that starves the
         controller starves the brokers too, though none of their contacts may have come
         late yet: the session stretches by this as by their lateness."""
-        self._lateness: deque[tuple[int, int]] = deque()
-        """(arrival time, lateness) in the last ``GAP_WINDOW_MS``: a monotonic queue,
-        each lateness larger than every later one, so the largest is first."""
+        self.run_queue_per_cpu = 0.0
+        """How many tasks have lately been running or waiting for each of the machine's
+        CPUs (``broker.run_queue``)."""
+        self._lateness = WindowedMax(GAP_WINDOW_MS)
+        """The largest lateness of a contact in the last ``GAP_WINDOW_MS``."""
 
     def reset(
         self, broker_ids: Iterable[int], now_ms: int, gone: Iterable[int] = frozenset()
@@ -124,26 +137,20 @@ class BrokerHeartbeats:
             if previous is not None:
                 gap = now_ms - previous
                 if interval < gap <= self.effective_timeout_ms(now_ms):
-                    self._record_lateness(now_ms, gap - interval)
+                    self._lateness.record(now_ms, gap - interval)
             self._last_of_kind_ms[(broker_id, kind)] = max(now_ms, previous or 0)
         self._awaiting_first_contact.discard(broker_id)
         self._last_contact_ms[broker_id] = max(now_ms, self._last_contact_ms.get(broker_id, 0))
         if replayed_offset is not None:
             self._replayed_offset[broker_id] = replayed_offset
 
-    def _record_lateness(self, now_ms: int, lateness_ms: int) -> None:
-        # a lateness no larger than this later one can never be the window's largest again
-        while self._lateness and self._lateness[-1][1] <= lateness_ms:
-            self._lateness.pop()
-        self._lateness.append((now_ms, lateness_ms))
-
     def effective_timeout_ms(self, now_ms: int) -> int:
-        """The session timeout, stretched by the contacts' lateness of the last minute
-        or the controller's own recent lag, whichever is larger."""
-        while self._lateness and self._lateness[0][0] < now_ms - GAP_WINDOW_MS:
-            self._lateness.popleft()
-        lateness = max(self._lateness[0][1] if self._lateness else 0, self.controller_lag_ms)
-        stretched = self.session_timeout_ms + SESSION_STRETCH * lateness
+        """The session timeout, stretched by the contacts' lateness of the last minute or
+        the controller's own recent lag, or by a crowded machine, whichever is most."""
+        lateness = max(int(self._lateness.largest(now_ms)), self.controller_lag_ms)
+        late = self.session_timeout_ms + SESSION_STRETCH * lateness
+        crowded = self.session_timeout_ms * self.run_queue_per_cpu / CROWDED_PER_CPU
+        stretched = int(max(late, crowded))
         return max(self.session_timeout_ms, min(stretched, MAX_SESSION_TIMEOUT_MS))
 
     def silent_ms(self, broker_id: int, now_ms: int) -> int:

@@ -187,6 +187,23 @@ def test_a_lagging_controller_stretches_the_session_before_any_contact_comes_lat
     assert beats.expired([1], now_ms=2_500) == [1]
 
 
+def test_a_crowded_machine_stretches_the_session_before_any_contact_comes_late() -> None:
+    """Twelve tasks running or waiting for each two CPUs (a class starting its notebooks
+    at once): each gets a sixth of a CPU, and the first silence of a starved broker comes
+    before any late contact. Up to two per CPU the session is the configured one."""
+    beats = BrokerHeartbeats(800, {Contact.HEARTBEAT: 400})
+    beats.reset([1], now_ms=0)
+    heartbeating(beats, 1, 400, 1_200)
+    beats.run_queue_per_cpu = 2.0
+    assert beats.effective_timeout_ms(1_200) == 800
+    beats.run_queue_per_cpu = 6.0
+    assert beats.effective_timeout_ms(1_200) == 800 * 3
+    assert beats.expired([1], now_ms=1_200 + 1_300) == []  # the silence that fenced one
+    assert beats.expired([1], now_ms=1_200 + 2_401) == [1]
+    beats.run_queue_per_cpu = 40.0
+    assert beats.effective_timeout_ms(1_200) == 9_000
+
+
 def test_the_stretch_has_kafkas_default_as_its_limit() -> None:
     beats = BrokerHeartbeats(session_timeout_ms=800, intervals_ms={Contact.HEARTBEAT: 400})
     beats.reset([1], now_ms=0)
