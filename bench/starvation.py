@@ -6,9 +6,11 @@ core and six client processes writing to 30 topics of 10 partitions (replication
 3) for two minutes. Every 250 ms each broker's ``/state`` is read. Reported per broker: the
 worst ``control_loop_lag_ms`` (the quorum and the heartbeats run there: a control loop
 running later than ``broker.session.timeout.ms`` minus the heartbeat interval gets a live
-broker fenced) and ``loop_lag_ms`` seen, and at the end its ``gc`` (full collections,
-their longest pause); then the brokers the controller fenced at least once (all of them
-live: none should be).
+broker fenced) and ``loop_lag_ms`` seen, the most crowded ``run_queue_per_cpu`` it
+measured, the shortest and longest session the active controller judged silence by
+(``broker_session_timeout_ms``, on the broker that was controller), and at the end its
+``gc`` (full collections, their longest pause); then the brokers the controller fenced at
+least once (all of them live: none should be).
 
 Run: ``.venv/bin/python -m bench.starvation``. Other work on the machine adds to the
 starvation; the load average is recorded.
@@ -38,14 +40,21 @@ session little room: the share of samples at or above it is reported."""
 def sample_lags(cluster: Cluster, stop: threading.Event) -> dict[int, dict[str, Any]]:
     """Per broker, the worst of each lag its ``/state`` showed until ``stop``, and the
     share of samples whose control loop lag was at least ``THREATENING_LAG_MS``."""
-    samples: dict[int, list[dict[str, int]]] = {b: [] for b in cluster.broker_states()}
+    samples: dict[int, list[dict[str, float]]] = {b: [] for b in cluster.broker_states()}
+    sessions: dict[int, list[int]] = {b: [] for b in samples}
     while not stop.wait(SAMPLE_S):
         for broker, seen in samples.items():
             state = cluster.introspect(broker, 2.0) or {}
-            seen.append({name: int(state.get(name) or 0) for name in LAGS})
+            seen.append({name: state.get(name) or 0 for name in (*LAGS, "run_queue_per_cpu")})
+            if state.get("broker_session_timeout_ms") is not None:
+                sessions[broker].append(state["broker_session_timeout_ms"])
     return {
         broker: {
             **{f"worst_{name}": max((s[name] for s in seen), default=0) for name in LAGS},
+            "most_run_queue_per_cpu": max((s["run_queue_per_cpu"] for s in seen), default=0),
+            "session_ms_as_controller": [min(sessions[broker]), max(sessions[broker])]
+            if sessions[broker]
+            else None,
             "share_of_samples_control_loop_lag_over_300_ms": round(
                 sum(s["control_loop_lag_ms"] >= THREATENING_LAG_MS for s in seen)
                 / max(len(seen), 1),

@@ -79,6 +79,9 @@ class ControllerService:
         """Set on every contact (heartbeat or quorum request): the fence check's deadline moved."""
         self._lock = asyncio.Lock()
         self._tasks: list[asyncio.Task[None]] = []
+        self.session_ms: int | None = None
+        """The session silence is judged by now, stretched or not (``/state``), while
+        this controller is active; replaced whole, read from any thread."""
         quorum.on_activation(self._on_activation)
         quorum.on_request_from(self._heard_from_voter)
 
@@ -146,6 +149,7 @@ class ControllerService:
         for task in self._tasks:
             task.cancel()
         self._tasks = []
+        self.session_ms = None
         if active:
             self.heartbeats.reset(self.image.brokers, self.now_ms(), self.quorum.view.gone_voters)
             self._tasks = [
@@ -194,6 +198,7 @@ class ControllerService:
             self.heartbeats.controller_lag_ms = self.loop_lag_ms()
             self.heartbeats.run_queue_per_cpu = self.run_queue_per_cpu()
             now = self.now_ms()
+            self.session_ms = self.heartbeats.effective_timeout_ms(now)
             unfenced = [b.broker_id for b in self.image.live_brokers()]
             for broker_id in self.heartbeats.expired(unfenced, now, self.quorum.node_id):
                 try:

@@ -95,6 +95,7 @@ def broker_state(broker: Broker, gc_state: dict[str, Any]) -> dict[str, Any]:
         "loop_lag_ms": broker.loop_lag.lag_ms(),
         "control_loop_lag_ms": broker.control_loop_lag.lag_ms(),
         "run_queue_per_cpu": broker.run_queue.per_cpu(),
+        "broker_session_timeout_ms": broker.controller.service.session_ms,
         "gc": gc_state,
         "partitions": partitions,
         "transactions": coordinated_transactions(broker.txn_coordinator, broker.broker_id),

@@ -67,6 +67,22 @@ def test_describe_quorum_shows_every_voter(cluster3: Cluster) -> None:
     assert [v["id"] for v in status["quorum"]["voters"]] == [1, 2, 3]
 
 
+def test_state_shows_the_session_the_controller_judges_silence_by(cluster3: Cluster) -> None:
+    """Only the active controller judges sessions; every broker measures the run queue
+    (``/proc/loadavg`` on Linux: at least the reader itself runs)."""
+
+    def views() -> dict[int, dict[str, Any]] | None:
+        seen = {b: cluster3.introspect(b) or {} for b in cluster3.broker_states()}
+        measured = all((v.get("run_queue_per_cpu") or 0) > 0 for v in seen.values())
+        return seen if measured else None
+
+    seen = wait_for(views, what="every broker's run queue measured")
+    sessions = {b: v["broker_session_timeout_ms"] for b, v in seen.items()}
+    active = [b for b, session in sessions.items() if session is not None]
+    assert active == [b for b, v in seen.items() if v["controller"]], sessions
+    assert 800 <= sessions[active[0]] <= 9_000  # broker.session.timeout.ms, maybe stretched
+
+
 def test_admin_request_to_a_follower_is_forwarded_and_visible_there(cluster3: Cluster) -> None:
     active = wait_for(lambda: controller(cluster3), what="one active controller")
     follower = next(b.broker_id for b in cluster3.spec.brokers if b.broker_id != active)

@@ -159,6 +159,21 @@ async def test_the_fence_check_judges_by_the_control_loops_lag() -> None:
     assert service.heartbeats.effective_timeout_ms(now[0]) == SESSION_MS + 3 * 300
 
 
+async def test_the_fence_check_judges_by_the_run_queue_and_shows_its_session() -> None:
+    """Six runnable tasks per CPU: the session triples before any contact comes late, and
+    ``/state`` shows the session judged by (``session_ms``) while the controller is active."""
+    now = [0]
+    service, _quorum = service_with_three_brokers(now)
+    service.run_queue_per_cpu = lambda: 6.0
+    fence_check = asyncio.get_running_loop().create_task(service._fence_loop())
+    await asyncio.sleep(0.01)
+    fence_check.cancel()
+    await asyncio.gather(fence_check, return_exceptions=True)
+    assert service.session_ms == SESSION_MS * 3
+    service._on_activation(False)
+    assert service.session_ms is None
+
+
 async def test_lateness_is_judged_against_the_quorum_fetch_not_the_heartbeat_interval() -> None:
     """Heartbeats every 2 s (Kafka's default) but Fetches every 500 ms: a Fetch 200 ms
     late is lateness, and stretches the session; judged against 2 s it would be none, and
