@@ -130,6 +130,14 @@ async def test_a_broker_heard_from_while_its_fence_waits_its_turn_is_not_fenced(
     assert quorum.appended == [], "a broker was fenced though it was heard from meanwhile"
 
 
+async def run_the_fence_check(service: ControllerService, seconds: float = 0.01) -> None:
+    """Let the fence check run for ``seconds``, then stop it."""
+    fence_check = asyncio.get_running_loop().create_task(service._fence_loop())
+    await asyncio.sleep(seconds)
+    fence_check.cancel()
+    await asyncio.gather(fence_check, return_exceptions=True)
+
+
 async def test_a_silent_broker_is_fenced() -> None:
     """What the two tests above must not prevent: a broker silent for a session is
     fenced, one heard from is not."""
@@ -140,10 +148,7 @@ async def test_a_silent_broker_is_fenced() -> None:
     for now[0] in (300, 600, 900):  # broker 2 is heard from; broker 3 stays silent
         quorum.request_listeners[0](2, FETCH)
     now[0] = 1000
-    fence_check = asyncio.get_running_loop().create_task(service._fence_loop())
-    await asyncio.sleep(0.05)
-    fence_check.cancel()
-    await asyncio.gather(fence_check, return_exceptions=True)
+    await run_the_fence_check(service, 0.05)
     assert [type(r).__name__ for r in quorum.appended][:1] == ["FenceBrokerRecord"]
     assert quorum.appended[0].broker_id == 3
 
@@ -152,10 +157,7 @@ async def test_the_fence_check_judges_by_the_control_loops_lag() -> None:
     now = [0]
     service, _quorum = service_with_three_brokers(now)
     service.loop_lag_ms = lambda: 300
-    fence_check = asyncio.get_running_loop().create_task(service._fence_loop())
-    await asyncio.sleep(0.01)
-    fence_check.cancel()
-    await asyncio.gather(fence_check, return_exceptions=True)
+    await run_the_fence_check(service)
     assert service.heartbeats.effective_timeout_ms(now[0]) == SESSION_MS + 3 * 300
 
 
@@ -165,10 +167,7 @@ async def test_the_fence_check_judges_by_the_run_queue_and_shows_its_session() -
     now = [0]
     service, _quorum = service_with_three_brokers(now)
     service.run_queue_per_cpu = lambda: 6.0
-    fence_check = asyncio.get_running_loop().create_task(service._fence_loop())
-    await asyncio.sleep(0.01)
-    fence_check.cancel()
-    await asyncio.gather(fence_check, return_exceptions=True)
+    await run_the_fence_check(service)
     assert service.session_ms == SESSION_MS * 3
     service._on_activation(False)
     assert service.session_ms is None
