@@ -411,7 +411,7 @@ class Broker:
 
     async def stop(self) -> None:
         """Controlled shutdown: hand leadership to other replicas, stop taking requests,
-        close every log cleanly, and resign from the quorum so another voter leads at once.
+        resign from the quorum so another voter leads at once, and close every log cleanly.
 
         Every step is bounded: a step that cannot finish (a peer that does not answer, a
         request still waiting for acks) is logged and cancelled, so a stop ends within a
@@ -430,12 +430,16 @@ class Broker:
         await _bounded("transaction coordinator", self.txn_coordinator.stop(), 0.5)
         await _bounded("transaction markers", self.txn_markers.close(), 0.5)
         await _bounded("ISR manager", self.isr_manager.stop(), 0.5)
+        # the control plane stops before the logs close: the records it commits meanwhile
+        # (the controlled shutdown's leader changes) are replayed here, into logs and
+        # fetchers, and must not come after them; ``sleep(0)`` replays the last ones
+        await _bounded("control plane", self.control_plane.run(self._stop_control_plane()), 2.5)
+        await self.control_plane.stop()
+        await asyncio.sleep(0)
         if await _bounded("replica fetchers", self.fetchers.stop(), 1.0):
             self.replica_manager.close()
         else:  # a fetcher may still write: leave the logs to start-up recovery
             log.warning("shutdown: logs left open for recovery at the next start")
-        await _bounded("control plane", self.control_plane.run(self._stop_control_plane()), 2.5)
-        await self.control_plane.stop()
 
     async def _cancel_tasks(self) -> None:
         for task in self._tasks:

@@ -399,6 +399,10 @@ class ReplicaFetcherManager:
         self.endpoint_overrides = endpoint_overrides
         self.fetchers: dict[int, ReplicaFetcher] = {}
         self._sync_scheduled = False
+        self._stopped = False
+        """Once stopped, no fetcher starts again: a leadership change replayed after the
+        stop (a controlled shutdown moves this broker's leaderships away, and their records
+        arrive while it stops) once started one that wrote to a log already closed."""
 
     def endpoint(self, leader_id: int) -> tuple[str, int] | None:
         if self.endpoint_overrides:
@@ -416,6 +420,8 @@ class ReplicaFetcherManager:
 
     def _sync(self) -> None:
         self._sync_scheduled = False
+        if self._stopped:
+            return
         wanted: dict[int, dict[TopicPartition, int]] = {}
         me = self.broker_id
         for key, partition in self.replicas.partitions.items():
@@ -437,6 +443,7 @@ class ReplicaFetcherManager:
             self.fetchers[leader_id] = fetcher
 
     async def stop(self) -> None:
-        for fetcher in self.fetchers.values():
+        self._stopped = True
+        for fetcher in list(self.fetchers.values()):
             await fetcher.stop()
         self.fetchers.clear()

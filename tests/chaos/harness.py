@@ -165,6 +165,9 @@ def run_committer(cluster: Cluster, topic: str, stop: threading.Event, history: 
     consumer.close()
 
 
+SPLIT_BRAIN_WAIT_S = 20.0
+
+
 class Nemesis:
     """One fault at a time on a random broker, healed before the next (seeded)."""
 
@@ -179,12 +182,24 @@ class Nemesis:
         while not stop.wait(self.workload.fault_every_s * (0.5 + self.rng.random())):
             fault = self.rng.choice(self.workload.faults)
             broker = self.rng.choice([b.broker_id for b in self.cluster.spec.brokers])
-            if fault == "isolate-leader":
+            split_brain = fault == "isolate-leader"
+            if split_brain:
                 fault, broker = "isolate", self.leader() or broker
             self.history.faults.append(f"{time.strftime('%H:%M:%S')} {fault} {broker}")
             self.inject(fault, broker)
+            if split_brain:
+                self.await_another_leader(broker)
             stop.wait(self.workload.fault_every_s * (0.5 + self.rng.random()))
             self.heal(fault, broker)
+
+    def await_another_leader(self, isolated: int) -> None:
+        """Hold the isolation until the others have elected a leader (as lab 04 does), at
+        most ``SPLIT_BRAIN_WAIT_S``, even past the workload's end: how long the controller
+        takes to fence the isolated leader depends on how busy the machine is (its
+        sessions stretch), and a split brain needs both leaders."""
+        deadline = time.monotonic() + SPLIT_BRAIN_WAIT_S
+        while time.monotonic() < deadline and self.leader() in (None, isolated):
+            time.sleep(0.1)
 
     def leader(self) -> int | None:
         rows = [p for p in self.cluster.status()["partitions"] if p["topic"] == self.topic]
