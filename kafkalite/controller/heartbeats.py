@@ -5,7 +5,7 @@ Kept in memory only, as Kafka's ``BrokerHeartbeatManager`` is: a new controller 
 every broker's clock afresh instead of fencing brokers it has simply not heard from yet.
 Pure; the caller passes the time.
 
-Four rules keep a busy broker from being taken for a dead one:
+Five rules keep a busy broker from being taken for a dead one:
 
 - time the controller itself was stalled (its loop ran late, its process was paused)
   does not count against anyone: ``forgive`` moves every clock forward by the stall, since
@@ -45,7 +45,7 @@ Four rules keep a busy broker from being taken for a dead one:
   (``broker.run_queue``), the session grows in proportion. Lateness is learnt only once
   a late contact arrives; when a class starts its notebooks at once, the first silence
   of a starved broker came first, and a live broker was fenced after 1.2 s by a
-  session that had stretched to 1.175 s.
+  session that had stretched to 1175 ms.
 """
 
 from __future__ import annotations
