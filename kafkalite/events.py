@@ -41,6 +41,10 @@ class EventType(StrEnum):
     """The controller fenced ``broker_id`` (missed heartbeats or shutdown): it leads nothing."""
     BROKER_UNFENCED = "broker_unfenced"
     """The controller unfenced ``broker_id``: it may lead and join ISRs again."""
+    BROKER_SESSION_EXPIRED = "broker_session_expired"
+    """The active controller heard nothing from ``broker_id`` for ``silent_ms``, longer than
+    the session it judges by (``session_ms``: ``broker.session.timeout.ms``, stretched on a
+    busy machine), and fences it: ``broker_fenced`` follows."""
     TOPIC_CREATED = "topic_created"
     """A topic was created (``topic``, ``topic_id``)."""
     TOPIC_DELETED = "topic_deleted"

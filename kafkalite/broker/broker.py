@@ -156,6 +156,7 @@ class Broker:
                 QuorumController(controller_image),
                 now_ms,
                 self.supervisor.spawn,
+                self.events.emit,
                 self.control_loop_lag.lag_ms,
                 self.run_queue.per_cpu,
             ),

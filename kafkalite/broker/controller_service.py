@@ -36,6 +36,7 @@ from kafkalite.controller.quorum_controller import QuorumController
 from kafkalite.controller.replication_control import PREFERRED_ELECTION, AlterPartitionReply
 from kafkalite.controller.results import ApiResult, ControllerResult
 from kafkalite.controller.topic_control import CreatableTopic, CreatedTopic
+from kafkalite.events import EventSink, EventType
 from kafkalite.raft import messages as m
 from kafkalite.supervision import Spawn
 from kafkalite.ticks import sleep_until_tick
@@ -60,11 +61,14 @@ class ControllerService:
         controller: QuorumController,
         now_ms: Callable[[], int],
         spawn: Spawn,
+        emit: EventSink,
         loop_lag_ms: Callable[[], int] = lambda: 0,
         run_queue_per_cpu: Callable[[], float] = lambda: 0.0,
     ) -> None:
-        """``loop_lag_ms``: how late this (the control plane's) loop has run lately;
+        """``emit``: where a fence's reason goes (``broker_session_expired``);
+        ``loop_lag_ms``: how late this (the control plane's) loop has run lately;
         ``run_queue_per_cpu``: how crowded the machine's CPUs have been lately."""
+        self.emit = emit
         self.quorum = quorum
         self.loop_lag_ms = loop_lag_ms
         self.run_queue_per_cpu = run_queue_per_cpu
@@ -207,6 +211,12 @@ class ControllerService:
                     return
                 if fenced is not None:
                     silences, session_ms = fenced
+                    self.emit(
+                        EventType.BROKER_SESSION_EXPIRED,
+                        broker_id=broker_id,
+                        silent_ms=silences[broker_id],
+                        session_ms=session_ms,
+                    )
                     log.info(
                         "fenced broker %d: silent for %d ms (session %d ms; the others' "
                         "last contact, ms ago: %s)",

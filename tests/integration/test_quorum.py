@@ -135,6 +135,9 @@ def test_killing_the_controller_elects_another_and_metadata_continues(
         lambda: any(e.get("broker_id") == old for e in events_of(cluster, "broker_fenced")),
         what="the dead controller fenced",
     )
+    # the new controller says why: how long the old one was silent, against which session
+    [expired] = [e for e in events_of(cluster, "broker_session_expired") if e["broker_id"] == old]
+    assert expired["broker"] == new and expired["silent_ms"] > expired["session_ms"] >= 800
     admin = KafkaAdminClient(bootstrap_servers=survivors)
     name = f"after-{uuid.uuid4().hex[:8]}"
     try:

@@ -111,6 +111,13 @@ _TEXT: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
     ),
     E.BROKER_FENCED: ("broker", lambda e: f"controller fenced broker {e.get('broker_id')}"),
     E.BROKER_UNFENCED: ("broker", lambda e: f"controller unfenced broker {e.get('broker_id')}"),
+    E.BROKER_SESSION_EXPIRED: (
+        "broker",
+        lambda e: (
+            f"broker {e.get('broker_id')} silent for {e.get('silent_ms')} ms, longer than "
+            f"its session ({e.get('session_ms')} ms)"
+        ),
+    ),
     E.BROKER_STARTED: ("broker", lambda e: f"broker {e['broker']} started"),
     E.QUORUM_LEADER_ELECTED: (
         "election",

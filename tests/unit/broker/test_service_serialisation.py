@@ -55,7 +55,9 @@ async def test_a_cancelled_caller_does_not_let_the_next_operation_in_early() -> 
     for broker in (1, 2, 3):
         for record in controller.register_broker(broker, "h", 9000 + broker, None, "x", 0).records:
             image.replay(record, 0)
-    service = ControllerService(quorum, controller, lambda: 0, lambda coro, name: None)  # type: ignore[arg-type]
+    service = ControllerService(
+        quorum, controller, lambda: 0, lambda coro, name: None, lambda t, **f: None
+    )  # type: ignore[arg-type]
     topic = CreatableTopic("__consumer_offsets", 1, 3, configs={})
     first = asyncio.create_task(service.create_topics([topic]))
     await asyncio.sleep(0.01)  # decided; its records wait for the quorum

@@ -14,6 +14,7 @@ import pytest
 from kafkalite.broker.controller_service import ControllerService
 from kafkalite.controller.heartbeats import Contact
 from kafkalite.controller.quorum_controller import QuorumController
+from kafkalite.events import EventType
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.metadata.records import ConfigRecord
 from kafkalite.raft import messages as m
@@ -60,7 +61,9 @@ def service_with_three_brokers(
         for record in controller.register_broker(broker, "h", 9000 + broker, None, "x", 0).records:
             image.replay(record, 0)
     quorum = ActiveQuorum()
-    service = ControllerService(quorum, controller, lambda: now[0], lambda coro, name: None)  # type: ignore[arg-type]
+    service = ControllerService(
+        quorum, controller, lambda: now[0], lambda coro, name: None, lambda t, **f: None
+    )  # type: ignore[arg-type]
     service.heartbeats.reset([1, 2, 3], now[0])
     return service, quorum
 
@@ -148,9 +151,15 @@ async def test_a_silent_broker_is_fenced() -> None:
     for now[0] in (300, 600, 900):  # broker 2 is heard from; broker 3 stays silent
         quorum.request_listeners[0](2, FETCH)
     now[0] = 1000
+    emitted: list[tuple[EventType, dict[str, Any]]] = []
+    service.emit = lambda event_type, **fields: emitted.append((event_type, fields))
     await run_the_fence_check(service, 0.05)
     assert [type(r).__name__ for r in quorum.appended][:1] == ["FenceBrokerRecord"]
     assert quorum.appended[0].broker_id == 3
+    # why, for students: the silence and the session it outlasted
+    assert emitted[:1] == [
+        (EventType.BROKER_SESSION_EXPIRED, {"broker_id": 3, "silent_ms": 1000, "session_ms": 800})
+    ]
 
 
 async def test_the_fence_check_judges_by_the_control_loops_lag() -> None:
