@@ -8,7 +8,8 @@ worst ``control_loop_lag_ms`` (the quorum and the heartbeats run there: a contro
 running later than ``broker.session.timeout.ms`` minus the heartbeat interval gets a live
 broker fenced) and ``loop_lag_ms`` seen, the most crowded ``run_queue_per_cpu`` it
 measured, the shortest and longest session the active controller judged silence by
-(``broker_session_timeout_ms``, on the broker that was controller), and at the end its
+(``broker_session_timeout_ms``, on the broker that was controller) and the longest
+silence of a live broker it saw (``longest_broker_silence_ms``: the margin), and at the end its
 ``gc`` (full collections, their longest pause); then the brokers the controller fenced at
 least once (all of them live: none should be).
 
@@ -42,12 +43,14 @@ def sample_lags(cluster: Cluster, stop: threading.Event) -> dict[int, dict[str, 
     share of samples whose control loop lag was at least ``THREATENING_LAG_MS``."""
     samples: dict[int, list[dict[str, float]]] = {b: [] for b in cluster.broker_states()}
     sessions: dict[int, list[int]] = {b: [] for b in samples}
+    silences: dict[int, list[int]] = {b: [] for b in samples}
     while not stop.wait(SAMPLE_S):
         for broker, seen in samples.items():
             state = cluster.introspect(broker, 2.0) or {}
             seen.append({name: state.get(name) or 0 for name in (*LAGS, "run_queue_per_cpu")})
             if state.get("broker_session_timeout_ms") is not None:
                 sessions[broker].append(state["broker_session_timeout_ms"])
+                silences[broker].append(state["longest_broker_silence_ms"])
     return {
         broker: {
             **{f"worst_{name}": max((s[name] for s in seen), default=0) for name in LAGS},
@@ -55,6 +58,9 @@ def sample_lags(cluster: Cluster, stop: threading.Event) -> dict[int, dict[str, 
             "session_ms_as_controller": [min(sessions[broker]), max(sessions[broker])]
             if sessions[broker]
             else None,
+            "longest_silence_of_a_live_broker_ms_as_controller": max(
+                silences[broker], default=None
+            ),
             "share_of_samples_control_loop_lag_over_300_ms": round(
                 sum(s["control_loop_lag_ms"] >= THREATENING_LAG_MS for s in seen)
                 / max(len(seen), 1),

@@ -86,6 +86,9 @@ class ControllerService:
         self.session_ms: int | None = None
         """The session silence is judged by now, stretched or not (``/state``), while
         this controller is active; replaced whole, read from any thread."""
+        self.longest_silence_ms: int | None = None
+        """The longest silence of a live broker in the last minute (``/state``), beside
+        ``session_ms``: how close one came to being fenced."""
         quorum.on_activation(self._on_activation)
         quorum.on_request_from(self._heard_from_voter)
 
@@ -153,7 +156,7 @@ class ControllerService:
         for task in self._tasks:
             task.cancel()
         self._tasks = []
-        self.session_ms = None
+        self.session_ms = self.longest_silence_ms = None
         if active:
             self.heartbeats.reset(self.image.brokers, self.now_ms(), self.quorum.view.gone_voters)
             self._tasks = [
@@ -203,6 +206,7 @@ class ControllerService:
             self.heartbeats.run_queue_per_cpu = self.run_queue_per_cpu()
             now = self.now_ms()
             self.session_ms = self.heartbeats.effective_timeout_ms(now)
+            self.longest_silence_ms = self.heartbeats.longest_silence_ms(now)
             unfenced = [b.broker_id for b in self.image.live_brokers()]
             for broker_id in self.heartbeats.expired(unfenced, now, self.quorum.node_id):
                 try:

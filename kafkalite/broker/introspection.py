@@ -96,6 +96,7 @@ def broker_state(broker: Broker, gc_state: dict[str, Any]) -> dict[str, Any]:
         "control_loop_lag_ms": broker.control_loop_lag.lag_ms(),
         "run_queue_per_cpu": broker.run_queue.per_cpu(),
         "broker_session_timeout_ms": broker.controller.service.session_ms,
+        "longest_broker_silence_ms": broker.controller.service.longest_silence_ms,
         "gc": gc_state,
         "partitions": partitions,
         "transactions": coordinated_transactions(broker.txn_coordinator, broker.broker_id),

@@ -103,6 +103,9 @@ class BrokerHeartbeats:
         CPUs (``broker.run_queue``)."""
         self._lateness = WindowedMax(GAP_WINDOW_MS)
         """The largest lateness of a contact in the last ``GAP_WINDOW_MS``."""
+        self._silences = WindowedMax(GAP_WINDOW_MS)
+        """The longest silences, in the last ``GAP_WINDOW_MS``, that a contact ended
+        within the broker's session: how close a live broker came to being fenced."""
 
     def reset(
         self, broker_ids: Iterable[int], now_ms: int, gone: Iterable[int] = frozenset()
@@ -139,6 +142,8 @@ class BrokerHeartbeats:
                 if interval < gap <= self.effective_timeout_ms(now_ms):
                     self._lateness.record(now_ms, gap - interval)
             self._last_of_kind_ms[(broker_id, kind)] = max(now_ms, previous or 0)
+        if broker_id in self._last_contact_ms and self._expiry_ms(broker_id, now_ms) >= now_ms:
+            self._silences.record(now_ms, self.silent_ms(broker_id, now_ms))
         self._awaiting_first_contact.discard(broker_id)
         self._last_contact_ms[broker_id] = max(now_ms, self._last_contact_ms.get(broker_id, 0))
         if replayed_offset is not None:
@@ -152,6 +157,11 @@ class BrokerHeartbeats:
         crowded = self.session_timeout_ms * self.run_queue_per_cpu / CROWDED_PER_CPU
         stretched = int(max(late, crowded))
         return max(self.session_timeout_ms, min(stretched, MAX_SESSION_TIMEOUT_MS))
+
+    def longest_silence_ms(self, now_ms: int) -> int:
+        """The longest a broker went without contact in the last ``GAP_WINDOW_MS`` before
+        a contact ended its silence within its session: the margin a live broker had."""
+        return int(self._silences.largest(now_ms))
 
     def silent_ms(self, broker_id: int, now_ms: int) -> int:
         """How long since the broker's last contact (0 if none is known)."""

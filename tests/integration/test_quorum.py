@@ -81,6 +81,7 @@ def test_state_shows_the_session_the_controller_judges_silence_by(cluster3: Clus
     active = [b for b, session in sessions.items() if session is not None]
     assert active == [b for b, v in seen.items() if v["controller"]], sessions
     assert 800 <= sessions[active[0]] <= 9_000  # broker.session.timeout.ms, maybe stretched
+    assert 0 <= seen[active[0]]["longest_broker_silence_ms"] < sessions[active[0]]
 
 
 def test_admin_request_to_a_follower_is_forwarded_and_visible_there(cluster3: Cluster) -> None:

@@ -34,6 +34,12 @@ def judge(cluster: Cluster, summaries: list[dict]) -> None:
     print(f"client summaries: {summaries}; quorum leader elections: {len(elections)}")
     print(f"garbage collectors: {collectors}")
     print(f"run queue per CPU: { {b: view.get('run_queue_per_cpu') for b, view in views.items()} }")
+    margins = {
+        b: (view.get("longest_broker_silence_ms"), view.get("broker_session_timeout_ms"))
+        for b, view in views.items()
+        if view.get("controller")
+    }
+    print(f"the controller's longest silence of a live broker, and its session: {margins}")
     assert fenced == [], f"live brokers were fenced: {fenced}\n{controller_log(cluster)}"
     assert not any(s.get("hung") for s in summaries), f"a client never finished: {summaries}"
     assert sum(s["metadata"] for s in summaries) > 0, "no client got a Metadata answer"

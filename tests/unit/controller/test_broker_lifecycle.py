@@ -204,6 +204,21 @@ def test_a_crowded_machine_stretches_the_session_before_any_contact_comes_late()
     assert beats.effective_timeout_ms(1_200) == 9_000
 
 
+def test_the_longest_silence_a_live_broker_ended_is_kept_for_a_minute() -> None:
+    """How close a live broker came to being fenced; a broker that returns after its
+    session ran out was fenced, and its silence is no margin."""
+    beats = BrokerHeartbeats(800, {Contact.HEARTBEAT: 400})
+    beats.reset([1, 2], now_ms=0)
+    beats.run_queue_per_cpu = 6.0  # a session of 2.4 s
+    heartbeating(beats, 1, 400, 1_200)
+    beats.touch(1, 2_400)  # 1.2 s of silence
+    beats.touch(2, 9_000)  # back long after its (two) sessions ran out
+    assert beats.longest_silence_ms(9_000) == 1_200
+    for t in range(2_800, 63_201, 400):
+        beats.touch(1, t)
+    assert beats.longest_silence_ms(63_200) == 400
+
+
 def test_the_stretch_has_kafkas_default_as_its_limit() -> None:
     beats = BrokerHeartbeats(session_timeout_ms=800, intervals_ms={Contact.HEARTBEAT: 400})
     beats.reset([1], now_ms=0)
