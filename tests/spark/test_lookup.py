@@ -43,7 +43,9 @@ def test_latest_offsets_wait_for_a_partition_to_get_a_leader_again(
     only = wait_for(lambda: max(leader(admin, "solo"), 0), 30)  # broker ids start at 1
     cluster.kill(only)
     wait_for(lambda: leader(admin, "solo") == -1, 30)
-    impatient = ClusterLookup(KafkaConnection(cluster.bootstrap_servers, 2_000), "read_committed")
+    # 5 s: long enough for the admin client's metadata on a crowded CI machine (at 2 s it
+    # once timed out there before it learnt that the partition has no leader)
+    impatient = ClusterLookup(KafkaConnection(cluster.bootstrap_servers, 5_000), "read_committed")
     with pytest.raises(KafkaUnavailableError, match=r"no leader for \[\('solo', 0\)\]"):
         impatient.offsets([("solo", 0)], LATEST)
     lookup = ClusterLookup(KafkaConnection(cluster.bootstrap_servers, 60_000), "read_committed")
