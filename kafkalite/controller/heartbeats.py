@@ -134,16 +134,20 @@ class BrokerHeartbeats:
     ) -> None:
         """A contact arrived; ``replayed_offset`` (heartbeats) is the last metadata offset
         the broker says its image has replayed."""
+        session_ms = self.effective_timeout_ms(now_ms)  # once: every contact comes here
         interval = self.intervals_ms.get(kind)
         if interval is not None:
             previous = self._last_of_kind_ms.get((broker_id, kind))
             if previous is not None:
                 gap = now_ms - previous
-                if interval < gap <= self.effective_timeout_ms(now_ms):
+                if interval < gap <= session_ms:
                     self._lateness.record(now_ms, gap - interval)
             self._last_of_kind_ms[(broker_id, kind)] = max(now_ms, previous or 0)
-        if broker_id in self._last_contact_ms and self._expiry_ms(broker_id, now_ms) >= now_ms:
-            self._silences.record(now_ms, self.silent_ms(broker_id, now_ms))
+        if broker_id in self._last_contact_ms:
+            silence = self.silent_ms(broker_id, now_ms)
+            sessions = 2 if broker_id in self._awaiting_first_contact else 1
+            if silence <= sessions * session_ms:  # ended within its session: a margin
+                self._silences.record(now_ms, silence)
         self._awaiting_first_contact.discard(broker_id)
         self._last_contact_ms[broker_id] = max(now_ms, self._last_contact_ms.get(broker_id, 0))
         if replayed_offset is not None:
