@@ -10,8 +10,8 @@ The executors run a Python that cannot import the ``kafkalite`` installed in the
 from __future__ import annotations
 
 import os
+import re
 import site
-import socket
 import subprocess
 import sys
 import urllib.request
@@ -41,10 +41,19 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+MASTER_URL = re.compile(rb"Starting Spark master at (spark://\S+)")
+MASTER_UI_PORT = re.compile(rb"started service 'MasterUI' on port (\d+)")
+
+
+def bound_address(log: Path, pattern: re.Pattern[bytes]) -> str | None:
+    """The address a Spark daemon logged that it bound, once it has.
+
+    The daemons bind port 0 and say where they landed: a port picked free beforehand can
+    be taken by another lane's client before the daemon binds it, and Spark then moves to
+    the next port while the test asks the stranger (the CI of 5114bbd read a Kafka
+    broker's bytes as an HTTP status line)."""
+    found = pattern.search(log.read_bytes())
+    return found.group(1).decode() if found else None
 
 
 def executor_python(directory: Path) -> Path:
@@ -75,25 +84,32 @@ def standalone(tmp_path: Path) -> Iterator[str]:
     """A master and a worker on loopback; yields the master URL."""
     kafkalite.spark.prepare_environment()
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(tmp_path)}
-    port, ui, worker_ui = free_port(), free_port(), free_port()
-    url = f"spark://127.0.0.1:{port}"
     started: list[subprocess.Popen[bytes]] = []
     work = tmp_path / "work"
-    try:
-        for args in (
-            ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
-             "--webui-port", str(ui)],
-            ["org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--cores", "2",
-             "--memory", "2g", "--webui-port", str(worker_ui), "--work-dir", str(work)],
-        ):  # fmt: skip
-            log = (tmp_path / f"{args[0].rsplit('.', 1)[-1]}.log").open("wb")
+
+    def spark_class(*args: str) -> Path:
+        log = tmp_path / f"{args[0].rsplit('.', 1)[-1]}.log"
+        with log.open("wb") as out:
             started.append(
-                subprocess.Popen([BIN / "spark-class", *args], env=env, stdout=log, stderr=log)
+                subprocess.Popen([BIN / "spark-class", *args], env=env, stdout=out, stderr=out)
             )
+        return log
+
+    try:
+        master_log = spark_class(
+            "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", "0",
+            "--webui-port", "0",
+        )  # fmt: skip
+        url = wait_for(lambda: bound_address(master_log, MASTER_URL), 300, "the master's URL")
+        ui_port = wait_for(lambda: bound_address(master_log, MASTER_UI_PORT), 60, "its web UI")
+        spark_class(
+            "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--cores", "2",
+            "--memory", "2g", "--webui-port", "0", "--work-dir", str(work),
+        )  # fmt: skip
 
         def one_alive_worker() -> bool:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=2) as r:
+                with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=2) as r:
                     return b'"aliveworkers" : 1' in r.read()
             except OSError:
                 return False
