@@ -1,9 +1,11 @@
 """Every benchmark, one after the other (``make bench``)."""
 
 from bench import (
+    containers,
     dashboard,
     failover,
     grader,
+    idle,
     lab_startup,
     latency,
     replication,
@@ -24,7 +26,9 @@ if __name__ == "__main__":
     startup.main()
     restart.main()
     starvation.main()
+    idle.main([])
     dashboard.main()
     lab_startup.main()
     spark.main()
     grader.main([])
+    containers.main()
