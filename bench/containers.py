@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from docker.models.containers import Container
 
@@ -48,13 +48,18 @@ def _base_image(engine: Engine) -> str:
     return done.stdout.strip()
 
 
+def _stats(container: Container) -> dict[str, Any]:
+    """One snapshot of the container's resource use (``docker stats --no-stream``)."""
+    return cast(dict[str, Any], container.stats(stream=False))
+
+
 def _cpu_and_memory(containers: list[Container], seconds: float) -> dict[str, dict[str, float]]:
     """Each container's CPU (share of one core, averaged over ``seconds``) and memory."""
-    first = {c.name: c.stats(stream=False) for c in containers}
+    first = {c.name: _stats(c) for c in containers}
     time.sleep(seconds)
     result = {}
     for c in containers:
-        last = c.stats(stream=False)
+        last = _stats(c)
         used = last["cpu_stats"]["cpu_usage"]["total_usage"]
         used -= first[c.name]["cpu_stats"]["cpu_usage"]["total_usage"]
         result[str(c.name)] = {
@@ -112,18 +117,18 @@ def _student(engine: Engine, stack: CourseStack) -> dict[str, Any]:
         def sample() -> None:
             nonlocal peak
             while not stop.is_set():
-                usage = container.stats(stream=False)["memory_stats"]["usage"] / MIB
+                usage = _stats(container)["memory_stats"]["usage"] / MIB
                 peak = max(peak, usage)
 
         sampler = threading.Thread(target=sample, daemon=True)
-        before = container.stats(stream=False)["cpu_stats"]["cpu_usage"]["total_usage"]
+        before = _stats(container)["cpu_stats"]["cpu_usage"]["total_usage"]
         started = time.monotonic()
         sampler.start()
         report = run_lab_04(engine, container)
         seconds = time.monotonic() - started
         stop.set()
         sampler.join(30)
-        after = container.stats(stream=False)["cpu_stats"]["cpu_usage"]["total_usage"]
+        after = _stats(container)["cpu_stats"]["cpu_usage"]["total_usage"]
         time.sleep(SETTLE_S)
         idle_cluster = _cpu_and_memory([container], SAMPLE_S)[str(container.name)]
         return {

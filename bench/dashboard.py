@@ -84,7 +84,7 @@ def main() -> None:
         env = {**os.environ, "PYTHONPATH": os.getcwd()}
         manager, client = start_new_kernel(kernel_name="python3", env=env)
         try:
-            pid = manager.provisioner.process.pid
+            pid = int(_run(client, "import os; print(os.getpid())"))
             assert _run(client, KERNEL_SETUP.format(root=cluster.spec.root)) == "ready"
             results["idle"] = _measure(client, pid)
             cluster.pause(2)

@@ -23,6 +23,7 @@ import statistics
 import threading
 import time
 import uuid
+from functools import partial
 from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -107,6 +108,15 @@ class Writer:
         return min(after) if after else None
 
 
+def activations_after(cluster: Cluster, instant: float) -> list[float]:
+    """When a controller became active after ``instant`` (seconds since the epoch)."""
+    return [
+        e["time_ms"] / 1000
+        for e in cluster.events()
+        if e["type"] == EventType.CONTROLLER_ACTIVATED and e["time_ms"] / 1000 > instant
+    ]
+
+
 def read_back(bootstrap: str, topic: str, expected: int) -> list[bytes]:
     consumer = Consumer(
         {"bootstrap.servers": bootstrap, "group.id": "failover-check", "enable.auto.commit": False}
@@ -117,7 +127,7 @@ def read_back(bootstrap: str, topic: str, expected: int) -> list[bytes]:
     while idle < 5:
         batch = consumer.consume(10000, timeout=0.5)
         idle = 0 if batch or len(values) < expected else idle + 1
-        values.extend(m.value() for m in batch if not m.error())
+        values.extend(v for m in batch if not m.error() and (v := m.value()) is not None)
     consumer.close()
     return values
 
@@ -135,7 +145,7 @@ def partition_failover(cluster: Cluster) -> dict[str, Any]:
             time.sleep(1.0)
             leader = partition_row(cluster, topic)["leader"]
             killed = sigkill(cluster, leader)
-            first = wait_for(lambda k=killed: writer.first_ack_sent_after(k), 30)
+            first = wait_for(partial(writer.first_ack_sent_after, killed), 30)
             delays.append((first - killed) * 1000)
             cluster.start(leader)
     finally:
@@ -202,14 +212,7 @@ def controller_failover(cluster: Cluster) -> dict[str, Any]:
         time.sleep(0.5)
         active = next(b["id"] for b in cluster.status()["brokers"] if b["controller"])
         killed = sigkill(cluster, active)
-        activated = wait_for(
-            lambda k=killed: [
-                e["time_ms"] / 1000
-                for e in cluster.events()
-                if e["type"] == EventType.CONTROLLER_ACTIVATED and e["time_ms"] / 1000 > k
-            ],
-            30,
-        )
+        activated = wait_for(partial(activations_after, cluster, killed), 30)
         delays.append((min(activated) - killed) * 1000)
         cluster.start(active)
     return {

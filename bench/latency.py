@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from functools import partial
 from typing import Any
 
 from confluent_kafka import Producer
@@ -22,6 +23,10 @@ SECONDS = 10
 
 def measure(bootstrap: str, topic: str, settings: dict[str, Any]) -> dict[str, float]:
     latencies: list[float] = []
+
+    def delivered(_error: Any, _message: Any, sent: float) -> None:
+        latencies.append(time.perf_counter() - sent)
+
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, **settings})
     producer.produce(topic, b"warm-up")
     producer.flush(10)
@@ -32,11 +37,7 @@ def measure(bootstrap: str, topic: str, settings: dict[str, Any]) -> dict[str, f
         while time.perf_counter() < target:
             producer.poll(0)
         sent = time.perf_counter()
-        producer.produce(
-            topic,
-            b"x" * 1024,
-            on_delivery=lambda err, msg, sent=sent: latencies.append(time.perf_counter() - sent),
-        )
+        producer.produce(topic, b"x" * 1024, on_delivery=partial(delivered, sent=sent))
         producer.poll(0)
     producer.flush(30)
     latencies.sort()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import statistics
 import time
 import uuid
+from functools import partial
 from typing import Any
 
 import psutil
@@ -66,7 +67,7 @@ def produce(cluster: Cluster, acks: str) -> dict[str, Any]:
         sent = time.perf_counter()
         while True:
             try:
-                producer.produce(topic, RECORD, on_delivery=lambda e, m, s=sent: delivered(e, m, s))
+                producer.produce(topic, RECORD, on_delivery=partial(delivered, sent=sent))
                 break
             except BufferError:
                 producer.poll(0.001)

@@ -35,9 +35,11 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 from confluent_kafka import Producer
+from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import kafkalite.spark
@@ -67,7 +69,7 @@ def fill(bootstrap: str, topic: str, count: int) -> None:
     producer.flush(120)
 
 
-def source_throughput(spark, bootstrap: str) -> dict[str, float]:
+def source_throughput(spark: SparkSession, bootstrap: str) -> dict[str, float]:
     create_topic(bootstrap, "bench-in", 3, 3)
     fill(bootstrap, "bench-in", RECORDS)
     frame = (
@@ -105,7 +107,7 @@ class Trickle:
         self.producer.flush(30)
 
 
-def batch_latency(spark, bootstrap: str, work: Path, rate: int) -> dict[str, float]:
+def batch_latency(spark: SparkSession, bootstrap: str, work: Path, rate: int) -> dict[str, float]:
     source, output = f"lat-in-{rate}", f"lat-out-{rate}"
     create_topic(bootstrap, source, 3, 3)
     create_topic(bootstrap, output, 3, 3)
@@ -161,7 +163,7 @@ def group_memory_mb(driver: DriverProcess, cluster: Cluster, pss: bool) -> tuple
     return rss_sum / 2**20, pss_sum / 2**20
 
 
-def restart_after_kill(cluster: Cluster, work: Path, rate: int) -> dict[str, float]:
+def restart_after_kill(cluster: Cluster, work: Path, rate: int) -> dict[str, Any]:
     bootstrap = cluster.bootstrap_servers
     source, output = f"kill-in-{rate}", f"kill-out-{rate}"
     create_topic(bootstrap, source, 3, 3)

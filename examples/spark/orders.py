@@ -15,7 +15,8 @@ from collections.abc import Iterable
 from confluent_kafka import Producer
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
+from pyspark.sql.streaming.query import StreamingQuery
+from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 CUSTOMERS = 7
 ORDER_SCHEMA = "order_id long, customer string, amount long"

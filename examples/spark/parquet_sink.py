@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 
 from pyspark.sql import SparkSession
-from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.streaming.query import StreamingQuery
 
 import kafkalite.spark
 from examples.spark.cli import arguments, query_arguments

@@ -171,7 +171,7 @@ class ComposeProject:
             images = self.engine.client.images
             for image in images.list(filters={"dangling": True, "label": LABEL_IMAGE}):
                 with contextlib.suppress(docker.errors.APIError):  # a container still uses it
-                    images.remove(image.id)
+                    images.remove(str(image.id))  # an image listed has an id
 
     def down(self) -> None:
         """Remove the project, keeping its containers' output in ``.test-logs/``: the
@@ -198,11 +198,13 @@ class ComposeProject:
 
     def leftovers(self, label: str | None = None) -> dict[str, list[str]]:
         client = self.engine.client
-        found = {"label": label or f"{PROJECT_LABEL}={self.project}"}
+        found: dict[str, str | list[str] | bool] = {
+            "label": label or f"{PROJECT_LABEL}={self.project}"
+        }
         return {
-            "containers": [c.name for c in client.containers.list(all=True, filters=found)],
-            "networks": [n.name for n in client.networks.list(filters=found)],
-            "volumes": [v.name for v in client.volumes.list(filters=found)],
+            "containers": [str(c.name) for c in client.containers.list(all=True, filters=found)],
+            "networks": [str(n.name) for n in client.networks.list(filters=found)],
+            "volumes": [str(v.name) for v in client.volumes.list(filters=found)],
         }
 
     def inspect(self, container: Container) -> dict[str, Any]:

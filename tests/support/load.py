@@ -138,7 +138,9 @@ def client_process(bootstrap: str, topics: list[str], seconds: float, results: A
         results.put(summary)
 
 
-def client_load(bootstrap: str, topics: list[str], seconds: float, processes: int) -> list[dict]:
+def client_load(
+    bootstrap: str, topics: list[str], seconds: float, processes: int
+) -> list[dict[str, Any]]:
     """``processes`` client processes for ``seconds``; their summaries."""
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
@@ -149,7 +151,7 @@ def client_load(bootstrap: str, topics: list[str], seconds: float, processes: in
     for worker in workers:
         worker.start()
     deadline = time.monotonic() + seconds + 120
-    summaries: list[dict] = []
+    summaries: list[dict[str, Any]] = []
     for _ in workers:
         try:
             summaries.append(results.get(timeout=max(1.0, deadline - time.monotonic())))
@@ -172,7 +174,7 @@ def create_busy_topics(bootstrap: str, count: int, partitions: int, rf: int) -> 
     return names
 
 
-def starve(bootstrap: str, topics: list[str]) -> list[dict]:
+def starve(bootstrap: str, topics: list[str]) -> list[dict[str, Any]]:
     """A CPU burner on every core and ``STARVING_CLIENTS`` client processes writing to
     ``topics`` for ``STARVATION_S``; the clients' summaries."""
     with cpu_burners(os.cpu_count() or 2):
