@@ -1,4 +1,4 @@
-"""Lab 08's pipeline: copy a topic to another, partition by partition, with Spark.
+"""Lab 09's pipeline: copy a topic to another, partition by partition, with Spark.
 
     python -m kafkalite.spark.pipeline --bootstrap 127.0.0.1:9092 --source orders \\
         --output orders-copy --checkpoint /tmp/copy-checkpoint [--at-least-once]

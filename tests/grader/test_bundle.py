@@ -23,7 +23,7 @@ def test_a_lab_without_spark_installs_neither_spark_nor_the_test_tools() -> None
 
 
 def test_the_spark_lab_gets_spark_and_java(tmp_path: Path) -> None:
-    master = assignments.find_master("08")
+    master = assignments.find_master("09")
     assert {"pyspark", "pyarrow"} <= _names(bundle.grading_requirements(master))
-    with zipfile.ZipFile(bundle.build(master, tmp_path / "08.zip")) as archive:
+    with zipfile.ZipFile(bundle.build(master, tmp_path / "09.zip")) as archive:
         assert bundle.JAVA_SCRIPT in archive.namelist()

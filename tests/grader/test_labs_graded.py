@@ -72,7 +72,7 @@ class Wrong:
     score: tuple[float, float]
 
 
-MASTERS = {"01": 7, "02": 4, "03": 4, "04": 7, "05": 10, "06": 9, "07": 9, "08": 4, "09": 7}
+MASTERS = {"01": 7, "02": 4, "03": 4, "04": 7, "05": 10, "07": 9, "08": 9, "09": 4, "10": 7}
 """The labs whose masters are graded, and their points (every auto-graded question)."""
 
 WRONG = [
@@ -115,8 +115,8 @@ WRONG = [
         (0, 3),
     ),
     Wrong(
-        "06",
-        "lab06_read_uncommitted.py",
+        "07",
+        "lab07_read_uncommitted.py",
         frozenset({"audit"}),
         (
             ("audit", "test_the_auditor_never_sees_aborted_data"),
@@ -126,8 +126,8 @@ WRONG = [
         (0, 3),
     ),
     Wrong(
-        "08",
-        "lab08_no_checkpoint.py",
+        "09",
+        "lab09_no_checkpoint.py",
         frozenset({"start_copy"}),
         (("start_copy", "test_a_restarted_query_copies_each_order_once"),),
         "did not resume from its checkpoint",

@@ -28,9 +28,9 @@ pytestmark = [pytest.mark.labs, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 MASTERS = sorted((ROOT / "grader" / "masters").glob("*.ipynb"))
 LAB_BUDGET_S = 120
-# Lab 08 starts three JVMs (Spark in the kernel, then a driver process, killed and started
+# Lab 09 starts three JVMs (Spark in the kernel, then a driver process, killed and started
 # again): 66 s on a quiet machine, but each JVM start stretches most under the suite's load.
-LAB_BUDGETS_S = {"08-pyspark-exactly-once": 240}
+LAB_BUDGETS_S = {"09-pyspark-exactly-once": 240}
 
 
 @pytest.mark.parametrize(

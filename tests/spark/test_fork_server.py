@@ -213,7 +213,7 @@ time.sleep(600)
 def test_a_driver_started_beside_a_session_has_a_fork_server_of_its_own(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    """Lab 08 makes a SparkSession in the notebook, then starts the pipeline's driver as a
+    """Lab 09 makes a SparkSession in the notebook, then starts the pipeline's driver as a
     process to kill. That driver's Python workers must be forks of a server in its own
     process group, which the kill reaches, not of the notebook's."""
     assert os.environ.get(ENV), "this process's session has a fork server"

@@ -1,4 +1,4 @@
-# Lab 08, exercise 1, answered without the query's checkpoint: each start gets a new,
+# Lab 09, exercise 1, answered without the query's checkpoint: each start gets a new,
 # empty checkpoint directory, so a restarted query remembers nothing it did and reads
 # its input from the first record again.
 import tempfile

@@ -1,4 +1,4 @@
-# Lab 06, exercise 2, answered with kafka-python's default isolation level
+# Lab 07, exercise 2, answered with kafka-python's default isolation level
 # (read_uncommitted): the auditor reads every record in the log, aborted ones too.
 from kafka import TopicPartition
 
