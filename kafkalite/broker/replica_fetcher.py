@@ -11,10 +11,13 @@ from the log end offset is also how the leader learns how far this follower has 
 
 A fetch answered OFFSET_OUT_OF_RANGE means this replica's log ends below the leader's log
 start (it was away while the leader deleted records: it empties its log and restarts at
-the leader's log start) or beyond the leader's end (it truncates again). A partition whose
-fetch failed waits ``replica.fetch.backoff.ms`` before its next try, as in Kafka, and the
-Fetch it sits out is held no longer than that wait (``held_fetch_wait_ms``). A request
-that times out drops its connection, as in Kafka: one gone silent would time out forever.
+the leader's log start, or at the base of the batch that holds it: see ``Partition``) or
+beyond the leader's end (it truncates again). A partition whose fetch failed waits
+``replica.fetch.backoff.ms`` before its next try, as in Kafka, and the Fetch it sits out
+is held no longer than that wait (``held_fetch_wait_ms``). A request that times out drops
+its connection, as in Kafka: one gone silent would time out forever. A partition's own
+failure (a batch its log refuses) is logged at WARNING and backed off the same way, never
+allowed to stop the other partitions this fetcher serves.
 
 The leader is reached at its registered address, or through ``replica.fetch.endpoints``
 when the lab's fault layer puts a proxy on each link.
@@ -26,7 +29,7 @@ import asyncio
 import contextlib
 import logging
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -165,7 +168,7 @@ class ReplicaFetcher:
                 log.info("fetch from broker %d: %s; reconnecting", self.leader_id, exc)
                 self.connection.reset()
                 progressed = self._changed.is_set()
-            except (PeerUnavailableError, StorageError) as exc:
+            except PeerUnavailableError as exc:
                 log.debug("fetch from broker %d failed: %s", self.leader_id, exc)
                 progressed = self._changed.is_set()  # abandoned for a new partition
             if not progressed:
@@ -236,9 +239,10 @@ class ReplicaFetcher:
                 partition = self._local(key, state)
                 if partition is None:
                     continue
-                self._apply_truncation(key, partition, latest, p)
-                state.truncating = False
-                done = True
+                with self._partition_errors(key, state, partition):
+                    self._apply_truncation(key, partition, latest, p)
+                    state.truncating = False
+                    done = True
         return done or emptied
 
     def _apply_truncation(
@@ -330,14 +334,37 @@ class ReplicaFetcher:
                 local = self._local(key, state)
                 if local is None:
                     continue
-                if p.error_code == ErrorCode.none:
-                    self._process_partition_data(key, local, p)
-                    progressed = True
-                elif p.error_code == ErrorCode.offset_out_of_range:
-                    progressed |= self._handle_out_of_range(key, state, local, p)
-                else:
-                    self._back_off(state)
+                with self._partition_errors(key, state, local):
+                    if p.error_code == ErrorCode.none:
+                        self._process_partition_data(key, local, p)
+                        progressed = True
+                    elif p.error_code == ErrorCode.offset_out_of_range:
+                        progressed |= self._handle_out_of_range(key, state, local, p)
+                    else:
+                        self._back_off(state)
         return progressed
+
+    @contextlib.contextmanager
+    def _partition_errors(
+        self, key: TopicPartition, state: FetchState, local: Partition
+    ) -> Iterator[None]:
+        """One partition's storage error is that partition's alone (Kafka's
+        ``processFetchRequest``): logged with the partition, which backs off and is tried
+        again, while the others in the same response go on. Left to propagate, it ended
+        the round: every partition after it went unappended, round after round, and fell
+        out of its ISR. A disk failure (``OSError``) is not caught: it halts the broker."""
+        try:
+            yield
+        except StorageError as exc:
+            log.warning(
+                "replica fetcher from broker %d: %s-%d at offset %d: %s",
+                self.leader_id,
+                key[0],
+                key[1],
+                local.log_end_offset,
+                exc,
+            )
+            self._back_off(state)
 
     def _process_partition_data(self, key: TopicPartition, local: Partition, answer: Any) -> None:
         """Append what the leader sent, then follow its high watermark and log start."""

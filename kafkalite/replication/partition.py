@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 from kafkalite.protocol.record_batch import iter_batches
+from kafkalite.storage.errors import UnexpectedAppendOffsetError
 from kafkalite.storage.log import AppendInfo, FetchData, Log
 from kafkalite.storage.producer_state import AppendOrigin
 from kafkalite.storage.txn_index import AbortedTxn
@@ -134,11 +135,28 @@ class Partition:
         follow its high watermark, which a follower can never be ahead of its own log
         end. Returns the number of bytes appended."""
         if records:
-            self.log.append_as_follower(records)
+            try:
+                self.log.append_as_follower(records)
+            except UnexpectedAppendOffsetError as exc:
+                self._start_at_straddling_batch(records, exc)
         self.high_watermark = max(
             self.high_watermark, min(leader_high_watermark, self.log.log_end_offset)
         )
         return len(records)
+
+    def _start_at_straddling_batch(self, records: bytes, exc: UnexpectedAppendOffsetError) -> None:
+        """The leader's log start lies inside a batch (DeleteRecords to the middle of one):
+        an empty follower, told to start there, is sent the whole batch, as every reader
+        is. Kafka's ``appendRecordsToFollowerOrFutureReplica``: the log restarts at the
+        batch's base offset, the batch is appended, and the log start goes back where it
+        was, so the offsets deleted on the leader stay unreadable here too. Any other
+        overlap is an error (raised again)."""
+        start = self.log.log_start_offset
+        if not (self.log.log_end_offset == start and exc.first_offset < start <= exc.last_offset):
+            raise exc
+        self.log.truncate_fully_and_start_at(exc.first_offset)
+        self.log.append_as_follower(records)
+        self.log.maybe_increment_log_start_offset(start)
 
     def follow_log_start_offset(self, leader_log_start_offset: int) -> bool:
         """Move this follower's log start up to its leader's (Kafka's follower does this on

@@ -13,6 +13,17 @@ class CorruptRecordError(StorageError):
     error_code = ErrorCode.corrupt_message
 
 
+class UnexpectedAppendOffsetError(CorruptRecordError):
+    """A follower's first fetched batch begins below its log end (Kafka's
+    ``UnexpectedAppendOffsetException``): the batch's offsets, for the caller to judge
+    whether an empty log may restart at its base (a log start inside a batch)."""
+
+    def __init__(self, message: str, first_offset: int, last_offset: int) -> None:
+        super().__init__(message)
+        self.first_offset = first_offset
+        self.last_offset = last_offset
+
+
 class RecordTooLargeError(StorageError):
     error_code = ErrorCode.message_too_large
 

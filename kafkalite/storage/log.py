@@ -45,7 +45,11 @@ from kafkalite.protocol.record_batch import (
 from kafkalite.protocol.records import Record, decode_records
 from kafkalite.storage.checkpoint import write_atomically
 from kafkalite.storage.config import LogConfig
-from kafkalite.storage.errors import CorruptRecordError, OffsetOutOfRangeError
+from kafkalite.storage.errors import (
+    CorruptRecordError,
+    OffsetOutOfRangeError,
+    UnexpectedAppendOffsetError,
+)
 from kafkalite.storage.leader_epoch_cache import LeaderEpochCache
 from kafkalite.storage.log_loader import CLEAN_SHUTDOWN, load
 from kafkalite.storage.log_producer_state import rebuild_producer_state, track_batch
@@ -156,17 +160,24 @@ class Log:
         )
 
     def append_as_follower(self, records: bytes) -> AppendInfo:
-        """Batches that already carry offsets and epochs (replication, later issues)."""
+        """Batches that already carry offsets and epochs, as the leader wrote them. Gaps
+        between them are fine (a compacted leader's log); overlaps are not. A first batch
+        that begins below the log end raises ``UnexpectedAppendOffsetError``: the one case
+        that is no error, an empty log whose start lies inside that batch, is the
+        partition's to handle (``Partition.append_as_follower``)."""
         pos = 0
         first = self.log_end_offset
         expected = first
         try:
             while pos < len(records):
                 header = validate_batch(records, pos)
-                if header.base_offset < expected:  # gaps: a compacted leader's log
-                    raise CorruptRecordError(
-                        f"batch at offset {header.base_offset}, log ends at {expected}"
-                    )
+                if header.base_offset < expected:
+                    message = f"batch at offset {header.base_offset}, log ends at {expected}"
+                    if expected == first:
+                        raise UnexpectedAppendOffsetError(
+                            message, header.base_offset, header.last_offset
+                        )
+                    raise CorruptRecordError(message)
                 self.leader_epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
                 expected = header.next_offset
                 pos += header.size_in_bytes

@@ -9,9 +9,12 @@ Three real brokers, a real kill, kafka-python and confluent-kafka.
 
 from __future__ import annotations
 
+import shutil
+import threading
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,7 +24,9 @@ from kafka import KafkaAdminClient, KafkaConsumer
 from kafka import TopicPartition as KpTopicPartition
 
 from kafkalite.cluster import Cluster
+from kafkalite.protocol.record_batch import iter_batches
 from tests.integration.test_replication import create_topic, fully_replicated, partition
+from tests.support.topics import create_topic as create
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow]
@@ -154,3 +159,98 @@ def test_a_follower_behind_the_leaders_log_start_restarts_there_and_rejoins(
     first = earliest_offset(cluster, topic)
     assert first >= start
     assert offsets_from_earliest(cluster, topic, 420) == list(range(first, 420))
+
+
+def batch_bounds(cluster: Cluster, broker_id: int, topic: str) -> list[tuple[int, int]]:
+    """(base offset, last offset) of each batch in the broker's first segment of partition 0."""
+    segment = Path(cluster.spec.broker(broker_id).data_dir) / "logs" / f"{topic}-0"
+    data = (segment / f"{0:020d}.log").read_bytes()
+    return [(h.base_offset, h.last_offset) for _, h in iter_batches(data)]
+
+
+def keep_producing(
+    cluster: Cluster, topic: str, partitions: int, stop: threading.Event, rounds: list[int]
+) -> None:
+    """acks=all writes to every partition of ``topic``, one round at a time, until ``stop``;
+    ``rounds`` gets one entry per round acknowledged in full."""
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all"})
+    while not stop.is_set():
+        for index in range(partitions):
+            producer.produce(topic, b"x", partition=index)
+        if producer.flush(10) == 0:
+            rounds.append(len(rounds))
+
+
+def test_an_empty_follower_rejoins_when_the_log_start_lies_inside_a_batch(
+    make_cluster3: Callable[..., Cluster],
+) -> None:
+    """DeleteRecords to the middle of a batch, then a follower that lost its copy of the
+    partition returns empty: its leader tells it to start at 15 and then sends the batch
+    10..19 whole, as it does to every reader. Kafka's follower starts its log at the
+    batch's base offset. Before, it refused the batch forever, the error left its fetch
+    loop, and every partition it fetched after this one from the same leader stopped too
+    (the topic names sort so that ``busy`` comes after ``deleted``): they fell out of their
+    ISRs while acks=all producers kept writing to them."""
+    cluster = make_cluster3()
+    stamp = uuid.uuid4().hex[:8]
+    deleted, busy, busy_partitions = f"a-deleted-{stamp}", f"b-busy-{stamp}", 6
+    create(cluster.bootstrap_servers, deleted, 1, 3, {"min.insync.replicas": "1"})
+    create(cluster.bootstrap_servers, busy, busy_partitions, 3, {"min.insync.replicas": "1"})
+    producer = Producer(
+        {"bootstrap.servers": cluster.bootstrap_servers, "acks": "all", "linger.ms": 1000}
+    )
+    for first in (0, 10):  # two batches: offsets 0..9 and 10..19
+        for i in range(first, first + 10):
+            producer.produce(deleted, b"%d" % i, partition=0)
+        assert producer.flush(30) == 0
+    p = wait_for(lambda: fully_replicated(cluster, deleted), what="replicated")
+    leader = p["leader"]
+    assert batch_bounds(cluster, leader, deleted) == [(0, 9), (10, 19)]
+    victim = next(r["broker"] for r in p["replicas"] if r["broker"] != leader)
+    shared = [i for i in range(busy_partitions) if partition(cluster, busy, i)["leader"] == leader]
+    assert shared, f"no partition of {busy} is led by {leader}, the leader of {deleted}"
+
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
+    try:
+        admin.delete_records({KpTopicPartition(deleted, 0): 15})  # kafka-python: students'
+    finally:
+        admin.close()
+
+    stop, rounds = threading.Event(), list[int]()
+    writer = threading.Thread(
+        target=keep_producing, args=(cluster, busy, busy_partitions, stop, rounds)
+    )
+    writer.start()
+    try:
+        cluster.kill(victim)
+        shutil.rmtree(Path(cluster.spec.broker(victim).data_dir) / "logs" / f"{deleted}-0")
+        cluster.restart(victim)
+        wait_for(
+            lambda: (
+                all(victim in partition(cluster, busy, i)["isr"] for i in shared)
+                and victim in partition(cluster, deleted)["isr"]
+            ),
+            timeout_s=30,
+            what=f"broker {victim} back in the ISRs of {deleted} and {busy}",
+        )
+        rejoined_ms, acked = int(time.time() * 1000), len(rounds)
+        # it keeps replicating the busy topic while the writes go on
+        wait_for(lambda: len(rounds) >= acked + 20, what="20 more rounds of acks=all writes")
+    finally:
+        stop.set()
+        writer.join(60)
+    wait_for(
+        lambda: all(fully_replicated(cluster, busy, i) for i in range(busy_partitions)),
+        what=f"{busy} replicated",
+    )
+    view = replica_views(cluster, deleted)[victim]
+    assert (view["log_start_offset"], view["log_end_offset"]) == (15, 20)
+    left_again = [
+        e
+        for e in cluster.events()
+        if e["type"] == "isr_shrunk" and e["time_ms"] >= rejoined_ms and victim in e["removed"]
+    ]
+    assert not left_again
+    cluster.kill(leader)  # the returned follower can lead: the deleted records stay deleted
+    new_leader(cluster, deleted, leader)
+    assert offsets_from_earliest(cluster, deleted, 20) == list(range(15, 20))

@@ -11,6 +11,7 @@ from kafkalite.protocol.records import Record, build_batch
 from kafkalite.replication.isr import caught_up_replicas, out_of_sync_replicas
 from kafkalite.replication.partition import Partition, ReplicaState
 from kafkalite.storage.config import LogConfig
+from kafkalite.storage.errors import CorruptRecordError
 from kafkalite.storage.log import Log
 
 pytestmark = pytest.mark.unit
@@ -157,3 +158,47 @@ def test_a_follower_follows_its_leaders_log_start_but_never_past_its_hw(tmp_path
         50,
         50,
     )
+
+
+def test_an_empty_follower_starts_its_log_at_a_batch_that_straddles_its_leaders_log_start(
+    tmp_path: Path,
+) -> None:
+    """DeleteRecords to the middle of a batch (offset 7 of the batch 5..9): a follower that
+    restarts empty is told to start at 7, then sent the whole batch, as every reader is.
+    Kafka's ``Partition.appendRecordsToFollowerOrFutureReplica``: the first batch of an
+    empty log may begin below its end; the log restarts at the batch's base offset. Before,
+    the follower refused the batch forever and never rejoined the ISR."""
+    leader_log = Log.open(tmp_path / "leader" / "t-0", LogConfig(), lambda: 0)
+    for base, count in ((0, 5), (5, 5)):
+        leader_log.append_as_leader(
+            build_batch([Record(None, b"%d" % (base + i), 0) for i in range(count)]), 3
+        )
+    assert leader_log.maybe_increment_log_start_offset(7)
+    sent = leader_log.read(7, 1 << 20, 10).records
+
+    log = Log.open(tmp_path / "follower" / "t-0", LogConfig(), lambda: 0)
+    follower = Partition("t", 0, log, local_broker_id=2)
+    follower.make_follower(1, 3, 0, (1, 2, 3), (1, 3))
+    follower.truncate_fully_and_start_at(7)  # its fetch from 0 was OFFSET_OUT_OF_RANGE
+
+    follower.append_as_follower(sent, leader_high_watermark=10)
+    follower.follow_log_start_offset(7)
+    assert (follower.log_start_offset, follower.log_end_offset, follower.high_watermark) == (
+        7,
+        10,
+        10,
+    )
+    assert log.read(7, 1 << 20, 10).records == sent  # it serves what its leader serves
+
+
+def test_a_follower_that_is_not_empty_still_refuses_a_batch_below_its_end(tmp_path: Path) -> None:
+    """Only an empty log may restart lower: a follower holding records refuses a batch that
+    overlaps them (its fetcher asked from its end; an overlap means something is wrong)."""
+    log = Log.open(tmp_path / "t-0", LogConfig(), lambda: 0)
+    follower = Partition("t", 0, log, local_broker_id=2)
+    follower.make_follower(1, 3, 0, (1, 2, 3), (1, 3))
+    first = build_batch([Record(None, b"%d" % i, 0) for i in range(5)], partition_leader_epoch=3)
+    follower.append_as_follower(first, leader_high_watermark=5)
+    with pytest.raises(CorruptRecordError):
+        follower.append_as_follower(first, leader_high_watermark=5)
+    assert follower.log_end_offset == 5
