@@ -8,8 +8,9 @@ from ``broker.apis``, never the ``Broker`` itself.
 Two event loops: the main loop serves clients and replication; the control plane
 (``control_plane``: the quorum, the controller, the controller listener, heartbeats) runs
 on its own loop in a second thread, so client work can never starve it. The quorum hands
-committed records to the main loop in order; ``quorum.view`` is what the main loop may
-read of it.
+committed records to the main loop in order, where ``MetadataPublisher`` applies them
+under supervision (a record that cannot be applied halts the broker); ``quorum.view`` is
+what the main loop may read of it.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from kafkalite.broker.isr_manager import IsrManager
 from kafkalite.broker.lifecycle import BrokerLifecycle
 from kafkalite.broker.log_cleaner import LogCleanerManager
 from kafkalite.broker.loop_lag import CONTROL_INTERVAL_S, LoopLagMonitor
+from kafkalite.broker.metadata_publisher import MetadataPublisher
 from kafkalite.broker.partition_events import emit_partition_change
 from kafkalite.broker.producer_ids import ProducerIdManager
 from kafkalite.broker.raft_quorum import RaftQuorum, VoterAddress, parse_voters
@@ -144,10 +146,13 @@ class Broker:
         )
         self.quorum.register(lambda offset, record: controller_image.replay(record, offset))
         self.quorum.on_snapshot(lambda offset, records: _reload(controller_image, offset, records))
-        to_main = self.control_plane.to_main
-        self.quorum.register(lambda offset, record: to_main(self._on_commit, offset, record))
-        self.quorum.on_snapshot(lambda offset, records: to_main(self._on_snapshot, offset, records))
-        self.quorum.on_applied(lambda end: to_main(self._on_applied, end))
+        self.metadata_publisher = MetadataPublisher(
+            self.control_plane.to_main, self.supervisor.on_death
+        )
+        publish = self.metadata_publisher.publish
+        self.quorum.register(lambda offset, record: publish(self._on_commit, offset, record))
+        self.quorum.on_snapshot(lambda offset, records: publish(self._on_snapshot, offset, records))
+        self.quorum.on_applied(lambda end: publish(self._on_applied, end))
         self.controller = ControllerChannel(
             config.broker_id,
             self.quorum,

@@ -16,7 +16,8 @@ What lives where:
   own), the connections of ``ControllerChannel``, the controller listener, heartbeats.
 - main loop: everything that serves clients and replication, and the broker's
   ``MetadataImage``, replayed from the committed records the control plane hands over in
-  commit order (``call_soon_threadsafe`` keeps their order).
+  commit order (``call_soon_threadsafe`` keeps their order; ``MetadataPublisher`` applies
+  them under supervision).
 
 Nothing mutable is shared: work crosses with ``run`` (main -> control) or
 ``call_soon_threadsafe`` (control -> main), and the few values read across (offsets,
