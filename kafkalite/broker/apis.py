@@ -55,7 +55,7 @@ def broker_handlers(broker: Broker) -> tuple[h.HandlerTable, h.HandlerTable]:
             h.LogDirApis(replicas, broker.config.data_dir / "logs"),
             h.MetadataApi(cluster, controller),
             h.OffsetApis(groups, image, emit, now_ms),
-            h.ProduceApi(replicas),
+            h.ProduceApi(replicas, image),
             h.ProducerApis(transactions, broker.producer_ids.next_id, replicas, emit),
             h.QuorumApis(broker.quorum, broker.voters),
             h.ReassignmentApis(controller, image),

@@ -30,6 +30,7 @@ from kafkalite.protocol.codec import (
     MalformedRequestError,
     Request,
     UnsupportedApiError,
+    api_name,
     decode_request,
     encode_response,
     peek_api,
@@ -199,7 +200,7 @@ class KafkaServer:
             writer.write(response)
 
     async def _handle(self, frame: bytes, peer: str) -> bytes | None:
-        decoded = self._decode(frame)
+        decoded = self._decode(frame, peer)
         if isinstance(decoded, bytes):
             return decoded
         request, handler = decoded
@@ -228,25 +229,41 @@ class KafkaServer:
             return None
         return encode_response(request.api_key, request.api_version, request.correlation_id, body)
 
-    def _decode(self, frame: bytes) -> tuple[Request, Handler] | bytes:
+    def _decode(self, frame: bytes, peer: str) -> tuple[Request, Handler] | bytes:
         """The request and its handler, or the whole answer when there is none to run
-        (ApiVersions in a version we do not speak); anything else unreadable closes."""
+        (ApiVersions in a version we do not speak); anything else unreadable closes. A
+        version this broker does not speak is logged at INFO with the API and version,
+        so that a client's silent disconnect has a visible cause."""
         try:
             request = decode_request(frame)
         except UnsupportedApiError as exc:
-            if exc.api_key == API_VERSIONS_KEY and exc.correlation_id is not None:
-                return unsupported_version_reply(self.handlers, exc.correlation_id)
-            raise ConnectionClosed(str(exc)) from exc
+            return self._unsupported(exc.api_key, exc.api_version, exc.correlation_id, peer)
         except MalformedRequestError as exc:
             raise ConnectionClosed(str(exc)) from exc
         handler = self.handlers.get(request.api_key)
         if handler is None or not handler.supports(request.api_version):
-            if request.api_key == API_VERSIONS_KEY:
-                return unsupported_version_reply(self.handlers, request.correlation_id)
-            raise ConnectionClosed(
-                f"api_key={request.api_key} v{request.api_version} is not supported"
+            return self._unsupported(
+                request.api_key, request.api_version, request.correlation_id, peer
             )
         return request, handler
+
+    def _unsupported(
+        self, api_key: int, api_version: int, correlation_id: int | None, peer: str
+    ) -> bytes:
+        """What Kafka gives a version it does not speak: ApiVersions gets UNSUPPORTED_VERSION
+        with the versions it does speak (so the client can downgrade); any other request
+        closes the connection."""
+        handler = self.handlers.get(api_key)
+        spoken = (
+            f"this broker speaks v{handler.min_version}-{handler.max_version}"
+            if handler is not None
+            else "this broker does not serve that API"
+        )
+        what = f"{api_name(api_key)} v{api_version} is not supported: {spoken}"
+        if api_key == API_VERSIONS_KEY and correlation_id is not None:
+            log.info("%s from %s; answered UNSUPPORTED_VERSION with its versions", what, peer)
+            return unsupported_version_reply(self.handlers, correlation_id)
+        raise ConnectionClosed(what)
 
     @staticmethod
     def _failed(request: Request, peer: str, exc: Exception) -> Any:

@@ -25,6 +25,7 @@ from typing import Any
 
 from kio.index import UnknownAPIKey, UnknownEntity, load_request_schema, load_response_schema
 from kio.schema.errors import ErrorCode
+from kio.schema.index import api_key_map
 from kio.schema.response_header.v0.header import ResponseHeader as ResponseHeaderV0
 from kio.schema.response_header.v1.header import ResponseHeader as ResponseHeaderV1
 from kio.serial import entity_reader, entity_writer
@@ -37,11 +38,20 @@ _SIZE = struct.Struct(">i")
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
+def api_name(api_key: int) -> str:
+    """Kafka's name of an API (``CreateTopics``), or ``api_key=N`` for a key kio does not
+    know: what a log line says about a request, so that its cause is visible."""
+    name = api_key_map.get(api_key)
+    if name is None:
+        return f"api_key={api_key}"
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
 class UnsupportedApiError(ValueError):
     """The API key or version is not one kio (and so Kafka-Lite) can decode."""
 
     def __init__(self, api_key: int, api_version: int, correlation_id: int | None) -> None:
-        super().__init__(f"unsupported api_key={api_key} api_version={api_version}")
+        super().__init__(f"{api_name(api_key)} v{api_version} is not a version kio can decode")
         self.api_key = api_key
         self.api_version = api_version
         self.correlation_id = correlation_id

@@ -1,14 +1,20 @@
-"""DescribeCluster: the live brokers and which one is the controller."""
+"""DescribeCluster: the live brokers and which one is the controller.
+
+v2 (KIP-1073) may ask for the fenced brokers too (``include_fenced_brokers``): every
+registered broker is listed then, each with ``is_fenced``, which is how an operator sees a
+broker that is registered but not (yet, or no longer) serving.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from kio.schema.describe_cluster.v1.request import DescribeClusterRequest
+from kio.schema.describe_cluster.v2.request import DescribeClusterRequest
 
 from kafkalite.broker.cluster_identity import ClusterIdentity
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import api
+from kafkalite.metadata.image import BrokerRegistration
 from kafkalite.protocol.errors import ErrorCode
 
 
@@ -18,9 +24,15 @@ class ClusterApi:
     def __init__(self, cluster: ClusterIdentity) -> None:
         self._cluster = cluster
 
-    @api(DescribeClusterRequest, 0, 1)
+    def _brokers(self, include_fenced: bool) -> list[BrokerRegistration]:
+        if include_fenced:
+            return sorted(self._cluster.image.brokers.values(), key=lambda b: b.broker_id)
+        return self._cluster.brokers_for_clients()
+
+    @api(DescribeClusterRequest, 0, 2)
     async def describe_cluster(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
+        include_fenced = bool(getattr(request, "include_fenced_brokers", False))
         return s.DescribeClusterResponse(
             throttle_time=0,
             error_code=ErrorCode.none,
@@ -30,9 +42,13 @@ class ClusterApi:
             controller_id=self._cluster.controller_id(),
             brokers=tuple(
                 s.DescribeClusterBroker(
-                    broker_id=b.broker_id, host=b.host, port=b.port, rack=b.rack
+                    broker_id=b.broker_id,
+                    host=b.host,
+                    port=b.port,
+                    rack=b.rack,
+                    is_fenced=b.fenced,
                 )
-                for b in self._cluster.brokers_for_clients()
+                for b in self._brokers(include_fenced)
             ),
             cluster_authorized_operations=-2147483648,
         )

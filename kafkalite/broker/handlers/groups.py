@@ -2,25 +2,34 @@
 
 The classic consumer-group protocol. The logic lives in ``coordinator.group``; these
 handlers only translate between kio's versioned messages and it.
+
+What the newer versions change, as in Kafka 4.0: FindCoordinator v4+ looks up a batch of
+keys at once (KIP-699); JoinGroup v8 and LeaveGroup v5 carry the client's reason
+(KIP-800), JoinGroup v9 answers ``skip_assignment`` (always false: the leader assigns in a
+classic group); ListGroups v5 filters by group type and answers each group's type;
+DescribeGroups v6 answers GROUP_ID_NOT_FOUND for a group that does not exist (KIP-1043),
+where older versions describe it as Dead.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from kio.schema.delete_groups.v2.request import DeleteGroupsRequest
-from kio.schema.describe_groups.v5.request import DescribeGroupsRequest
-from kio.schema.find_coordinator.v3.request import FindCoordinatorRequest
+from kio.schema.describe_groups.v6.request import DescribeGroupsRequest
+from kio.schema.find_coordinator.v6.request import FindCoordinatorRequest
 from kio.schema.heartbeat.v4.request import HeartbeatRequest
-from kio.schema.join_group.v7.request import JoinGroupRequest
-from kio.schema.leave_group.v4.request import LeaveGroupRequest
-from kio.schema.list_groups.v4.request import ListGroupsRequest
+from kio.schema.join_group.v9.request import JoinGroupRequest
+from kio.schema.leave_group.v5.request import LeaveGroupRequest
+from kio.schema.list_groups.v5.request import ListGroupsRequest
 from kio.schema.sync_group.v5.request import SyncGroupRequest
 
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import api
 from kafkalite.broker.internal_topic import InternalTopic
 from kafkalite.coordinator.group.coordinator import GroupCoordinator, JoinRequest, JoinResult
+from kafkalite.coordinator.group.group import GroupState
 from kafkalite.coordinator.partitioning import partition_for
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.protocol.codec import millis
@@ -28,6 +37,21 @@ from kafkalite.protocol.errors import ErrorCode, KafkaError
 
 GROUP_KEY = 0
 TRANSACTION_KEY = 1
+SHARE_KEY = 2
+BATCHED_FIND_COORDINATOR_VERSION = 4  # KIP-699: a list of keys, one answer each
+CLASSIC = "classic"
+"""The type ListGroups v5 gives a group of the classic protocol (Kafka's ``GroupType``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CoordinatorLocation:
+    """Where one key's coordinator is, or why it cannot be told."""
+
+    error: ErrorCode
+    node_id: int = -1
+    host: str = ""
+    port: int = -1
+    message: str | None = None
 
 
 class GroupApis:
@@ -46,45 +70,60 @@ class GroupApis:
         self._offsets_topic = offsets_topic
         self._transaction_state_topic = transaction_state_topic
 
-    @api(FindCoordinatorRequest, 0, 3)
-    async def find_coordinator(self, ctx: RequestContext, request: Any) -> Any:
+    async def _locate(self, key_type: int, key: str) -> CoordinatorLocation:
         """The leader of the key's partition of ``__consumer_offsets`` (key type 0, a group)
-        or ``__transaction_state`` (key type 1, a transactional id), created on first use."""
-        s = ctx.schema
-
-        def answer(
-            error: ErrorCode,
-            node: int = -1,
-            host: str = "",
-            port: int = -1,
-            message: str | None = None,
-        ) -> Any:
-            return s.FindCoordinatorResponse(
-                throttle_time=0,
-                error_code=error,
-                error_message=message,
-                node_id=node,
-                host=host,
-                port=port,
-            )
-
-        key_type = int(getattr(request, "key_type", GROUP_KEY))
+        or ``__transaction_state`` (key type 1, a transactional id), created on first use.
+        Share groups (key type 2, KIP-932) have no coordinator here."""
         topic: InternalTopic
         if key_type == GROUP_KEY:
             topic = self._offsets_topic
         elif key_type == TRANSACTION_KEY:
             topic = self._transaction_state_topic
+        elif key_type == SHARE_KEY:
+            message = "share groups (KIP-932) are not supported by Kafka-Lite"
+            return CoordinatorLocation(ErrorCode.invalid_request, message=message)
         else:
-            return answer(ErrorCode.invalid_request, message=f"unknown key type {key_type}")
+            message = f"unknown key type {key_type}"
+            return CoordinatorLocation(ErrorCode.invalid_request, message=message)
         await topic.ensure_exists()
-        partition = partition_for(request.key, topic.partition_count())
+        partition = partition_for(key, topic.partition_count())
         leader = self._image.partition_leader(topic.name, partition)
         registration = self._image.brokers.get(leader)
         if registration is None or registration.fenced:
-            return answer(ErrorCode.coordinator_not_available)
-        return answer(ErrorCode.none, leader, registration.host, registration.port)
+            return CoordinatorLocation(ErrorCode.coordinator_not_available)
+        return CoordinatorLocation(ErrorCode.none, leader, registration.host, registration.port)
 
-    @api(JoinGroupRequest, 0, 7)
+    @api(FindCoordinatorRequest, 0, 6)
+    async def find_coordinator(self, ctx: RequestContext, request: Any) -> Any:
+        """One key (v0-3) or a batch of them (v4+), all of the request's key type."""
+        s = ctx.schema
+        key_type = int(getattr(request, "key_type", GROUP_KEY))
+        if ctx.version < BATCHED_FIND_COORDINATOR_VERSION:
+            found = await self._locate(key_type, request.key)
+            return s.FindCoordinatorResponse(
+                throttle_time=0,
+                error_code=found.error,
+                error_message=found.message,
+                node_id=found.node_id,
+                host=found.host,
+                port=found.port,
+            )
+        coordinators = []
+        for key in request.coordinator_keys:
+            found = await self._locate(key_type, key)
+            coordinators.append(
+                s.Coordinator(
+                    key=key,
+                    node_id=found.node_id,
+                    host=found.host,
+                    port=found.port,
+                    error_code=found.error,
+                    error_message=found.message,
+                )
+            )
+        return s.FindCoordinatorResponse(throttle_time=0, coordinators=tuple(coordinators))
+
+    @api(JoinGroupRequest, 0, 9)
     async def join_group(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         session_ms = millis(request.session_timeout)
@@ -102,6 +141,7 @@ class GroupApis:
                     protocol_type=request.protocol_type,
                     protocols=[(p.name, bytes(p.metadata)) for p in request.protocols],
                     require_known_member_id=ctx.version >= 4,
+                    reason=getattr(request, "reason", None),
                 )
             )
         except KafkaError as exc:  # not (or no longer) the coordinator: look again
@@ -113,6 +153,7 @@ class GroupApis:
             protocol_type=result.protocol_type,
             protocol_name=result.protocol_name or "",
             leader=result.leader,
+            skip_assignment=False,
             member_id=result.member_id,
             members=tuple(
                 s.JoinGroupResponseMember(member_id=m, group_instance_id=i, metadata=meta)
@@ -160,7 +201,7 @@ class GroupApis:
             error = ErrorCode.none if loading else exc.code
         return ctx.schema.HeartbeatResponse(throttle_time=0, error_code=error)
 
-    @api(LeaveGroupRequest, 0, 4)
+    @api(LeaveGroupRequest, 0, 5)
     async def leave_group(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         members = getattr(request, "members", None)
@@ -169,8 +210,9 @@ class GroupApis:
             if members is not None
             else [(request.member_id, None)]
         )
+        reasons = [getattr(m, "reason", None) for m in members or ()]
         try:
-            results = self._coordinator.leave(request.group_id, leaving)
+            results = self._coordinator.leave(request.group_id, leaving, reasons)
             error = ErrorCode.none if ctx.version >= 3 else results[0]
         except KafkaError as exc:
             results, error = [exc.code] * len(leaving), exc.code
@@ -185,14 +227,21 @@ class GroupApis:
             else (),
         )
 
-    @api(ListGroupsRequest, 0, 4)
+    @api(ListGroupsRequest, 0, 5)
     async def list_groups(self, ctx: RequestContext, request: Any) -> Any:
+        """Filtered by state (v4+, case-insensitive as in Kafka) and by type (v5+: every
+        group here is ``classic``; an unknown type matches nothing)."""
         s = ctx.schema
-        wanted = set(getattr(request, "states_filter", ()) or ())
+        states = {f.strip().lower() for f in getattr(request, "states_filter", ()) or ()}
+        types = {f.strip().lower() for f in getattr(request, "types_filter", ()) or ()}
         coordinator = self._coordinator
         loading = coordinator.manager.is_loading()  # Kafka's answer: not all can be listed yet
         groups = [] if loading else coordinator.list_groups()
-        groups = [g for g in groups if not wanted or g.state.value in wanted]
+        groups = [
+            g
+            for g in groups
+            if (not states or g.state.value.lower() in states) and (not types or CLASSIC in types)
+        ]
         return s.ListGroupsResponse(
             throttle_time=0,
             error_code=ErrorCode.coordinator_load_in_progress if loading else ErrorCode.none,
@@ -201,18 +250,24 @@ class GroupApis:
                     group_id=g.group_id,
                     protocol_type=g.protocol_type or "",
                     group_state=g.state.value,
+                    group_type=CLASSIC,
                 )
                 for g in groups
             ),
         )
 
     def _describe(self, ctx: RequestContext, group_id: str) -> Any:
+        """Kafka's ``describeGroups``: a Stable group with each member's metadata and
+        assignment; in any other state the members without them (they are being
+        renegotiated). A group that does not exist is Dead, and from v6 on also
+        GROUP_ID_NOT_FOUND."""
         s = ctx.schema
         coordinator = self._coordinator
 
-        def without_members(error: ErrorCode, state: str) -> Any:
+        def without_members(error: ErrorCode, state: str, message: str | None = None) -> Any:
             return s.DescribedGroup(
                 error_code=error,
+                error_message=message,
                 group_id=group_id,
                 group_state=state,
                 protocol_type="",
@@ -225,14 +280,18 @@ class GroupApis:
         except KafkaError as exc:
             return without_members(exc.code, "")
         group = coordinator.groups.get(group_id)
-        if group is None:
+        if group is None or group.state == GroupState.DEAD:
+            if ctx.version >= 6:
+                message = f"Group {group_id} not found."
+                return without_members(ErrorCode.group_id_not_found, "Dead", message)
             return without_members(ErrorCode.none, "Dead")
+        stable = group.state == GroupState.STABLE and group.protocol_name is not None
         return s.DescribedGroup(
             error_code=ErrorCode.none,
             group_id=group_id,
             group_state=group.state.value,
             protocol_type=group.protocol_type or "",
-            protocol_data=group.protocol_name or "",
+            protocol_data=group.protocol_name if stable else "",
             members=tuple(
                 s.DescribedGroupMember(
                     member_id=m.member_id,
@@ -240,16 +299,16 @@ class GroupApis:
                     client_id=m.client_id,
                     client_host=m.client_host,
                     member_metadata=m.metadata_for(group.protocol_name)
-                    if group.protocol_name
+                    if stable and group.protocol_name
                     else b"",
-                    member_assignment=m.assignment,
+                    member_assignment=m.assignment if stable else b"",
                 )
                 for m in group.members.values()
             ),
             authorized_operations=-2147483648,
         )
 
-    @api(DescribeGroupsRequest, 0, 5)
+    @api(DescribeGroupsRequest, 0, 6)
     async def describe_groups(self, ctx: RequestContext, request: Any) -> Any:
         return ctx.schema.DescribeGroupsResponse(
             throttle_time=0, groups=tuple(self._describe(ctx, g) for g in request.groups)

@@ -4,16 +4,22 @@ __consumer_offsets.
 OffsetFetch with ``require_stable`` (KIP-447, what a read_committed consumer asks) answers
 UNSTABLE_OFFSET_COMMIT for a partition whose offset a still-open transaction committed:
 the consumer retries rather than start from an offset that may yet be aborted.
+
+OffsetFetch v8+ asks for several groups at once (KIP-709), each answered on its own (its
+own error); v9 adds the member id and epoch a KIP-848 consumer names. OffsetCommit v9
+answers GROUP_ID_NOT_FOUND where older versions get ILLEGAL_GENERATION: a commit from a
+member (generation >= 0) of a group that does not exist (Kafka's ``validateOffsetCommit``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from kio.schema.offset_commit.v8.request import OffsetCommitRequest
+from kio.schema.offset_commit.v9.request import OffsetCommitRequest
 from kio.schema.offset_delete.v0.request import OffsetDeleteRequest
-from kio.schema.offset_fetch.v7.request import OffsetFetchRequest
+from kio.schema.offset_fetch.v9.request import OffsetFetchRequest
 
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import api
@@ -22,6 +28,18 @@ from kafkalite.coordinator.group.offsets_log import CommittedOffset
 from kafkalite.events import EventSink, EventType
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.protocol.errors import ErrorCode, KafkaError
+
+BATCHED_OFFSET_FETCH_VERSION = 8  # KIP-709: a list of groups, each answered on its own
+GROUP_ID_NOT_FOUND_COMMIT_VERSION = 9
+
+
+@dataclass(frozen=True, slots=True)
+class FetchedOffsets:
+    """One group's answer: its error, and per requested partition what it committed
+    (None for nothing), or UNSTABLE_OFFSET_COMMIT where a transaction holds it."""
+
+    error: ErrorCode
+    topics: dict[str, list[tuple[int, CommittedOffset | None, ErrorCode]]]
 
 
 class OffsetApis:
@@ -40,7 +58,7 @@ class OffsetApis:
         self._emit = emit
         self._now_ms = now_ms
 
-    @api(OffsetCommitRequest, 2, 8)
+    @api(OffsetCommitRequest, 2, 9)
     async def offset_commit(self, ctx: RequestContext, request: Any) -> Any:
         """Partitions that do not exist get UNKNOWN_TOPIC_OR_PARTITION (Kafka checks them before
         the group does); the others are committed together, or fail together."""
@@ -70,6 +88,9 @@ class OffsetApis:
                     request.member_id,
                     offsets,
                     getattr(request, "group_instance_id", None),
+                    missing_group_error=ErrorCode.group_id_not_found
+                    if ctx.version >= GROUP_ID_NOT_FOUND_COMMIT_VERSION
+                    else ErrorCode.illegal_generation,
                 )
             except KafkaError as exc:
                 error = exc.code
@@ -84,45 +105,68 @@ class OffsetApis:
             topics=_partition_errors(ctx, "OffsetCommit", request.topics, errors, error),
         )
 
-    @api(OffsetFetchRequest, 1, 7)
-    async def offset_fetch(self, ctx: RequestContext, request: Any) -> Any:
-        s = ctx.schema
+    def _fetch(self, group_id: str, topics: Any, require_stable: bool) -> FetchedOffsets:
+        """What ``group_id`` committed for ``topics`` (null: every partition it has)."""
         unstable: set[tuple[str, int]] = set()
         try:
-            committed = self._coordinator.fetch_offsets(request.group_id)
-            if getattr(request, "require_stable", False):
-                unstable = self._coordinator.unstable_offsets(request.group_id)
-            error = ErrorCode.none
+            committed = self._coordinator.fetch_offsets(group_id)
+            if require_stable:
+                unstable = self._coordinator.unstable_offsets(group_id)
         except KafkaError as exc:
-            committed, error = {}, exc.code
-        if request.topics is None:
+            return FetchedOffsets(exc.code, {})
+        if topics is None:
             wanted: dict[str, list[int]] = {}
             for topic, index in sorted(committed):
                 wanted.setdefault(topic, []).append(index)
         else:
-            wanted = {t.name: [int(i) for i in t.partition_indexes] for t in request.topics}
+            wanted = {t.name: [int(i) for i in t.partition_indexes] for t in topics}
+        return FetchedOffsets(
+            ErrorCode.none,
+            {
+                topic: [
+                    (i, None, ErrorCode.unstable_offset_commit)
+                    if (topic, i) in unstable
+                    else (i, committed.get((topic, i)), ErrorCode.none)
+                    for i in indexes
+                ]
+                for topic, indexes in wanted.items()
+            },
+        )
 
-        def answer(topic: str, index: int) -> Any:
-            found = None if (topic, index) in unstable else committed.get((topic, index))
-            partition_error = error if ctx.version < 2 else ErrorCode.none
-            if (topic, index) in unstable:
-                partition_error = ErrorCode.unstable_offset_commit
-            return s.OffsetFetchResponsePartition(
-                partition_index=index,
-                committed_offset=found.offset if found else -1,
-                committed_leader_epoch=found.leader_epoch if found else -1,
-                metadata=(found.metadata if found else None) or "",
-                error_code=partition_error,
+    @api(OffsetFetchRequest, 1, 9)
+    async def offset_fetch(self, ctx: RequestContext, request: Any) -> Any:
+        s = ctx.schema
+        require_stable = bool(getattr(request, "require_stable", False))
+        if ctx.version >= BATCHED_OFFSET_FETCH_VERSION:
+            groups = []
+            for group in request.groups:
+                fetched = self._fetch(group.group_id, group.topics, require_stable)
+                groups.append(
+                    s.OffsetFetchResponseGroup(
+                        group_id=group.group_id,
+                        error_code=fetched.error,
+                        topics=_fetched_topics(
+                            s, "OffsetFetchResponseTopics", "OffsetFetchResponsePartitions", fetched
+                        ),
+                    )
+                )
+            return s.OffsetFetchResponse(throttle_time=0, groups=tuple(groups))
+        fetched = self._fetch(request.group_id, request.topics, require_stable)
+        if fetched.error != ErrorCode.none and request.topics is not None:
+            # the group failed as a whole: v1 says so in each partition, v2+ at the top
+            partition_error = fetched.error if ctx.version < 2 else ErrorCode.none
+            fetched = FetchedOffsets(
+                fetched.error,
+                {
+                    t.name: [(int(i), None, partition_error) for i in t.partition_indexes]
+                    for t in request.topics
+                },
             )
-
         return s.OffsetFetchResponse(
             throttle_time=0,
-            error_code=error,
-            topics=tuple(
-                s.OffsetFetchResponseTopic(
-                    name=topic, partitions=tuple(answer(topic, i) for i in indexes)
-                )
-                for topic, indexes in wanted.items()
+            error_code=fetched.error,
+            topics=_fetched_topics(
+                s, "OffsetFetchResponseTopic", "OffsetFetchResponsePartition", fetched
             ),
         )
 
@@ -168,4 +212,27 @@ def _partition_errors(
             ),
         )
         for t in topics
+    )
+
+
+def _fetched_topics(
+    s: Any, topic_class: str, partition_class: str, fetched: FetchedOffsets
+) -> tuple[Any, ...]:
+    """The topics of an OffsetFetch answer (-1 where nothing is committed)."""
+    topic_cls, partition_cls = getattr(s, topic_class), getattr(s, partition_class)
+    return tuple(
+        topic_cls(
+            name=topic,
+            partitions=tuple(
+                partition_cls(
+                    partition_index=index,
+                    committed_offset=found.offset if found else -1,
+                    committed_leader_epoch=found.leader_epoch if found else -1,
+                    metadata=(found.metadata if found else None) or "",
+                    error_code=error,
+                )
+                for index, found, error in partitions
+            ),
+        )
+        for topic, partitions in fetched.topics.items()
     )

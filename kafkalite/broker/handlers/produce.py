@@ -11,18 +11,25 @@ loads the partition. The one exception is Kafka's too: a client whose client id 
 ``__admin_client`` (Kafka's ``AdminUtils.ADMIN_CLIENT_ID``, its ``internalTopicsAllowed``)
 may write them, which is how a tool (or a test) puts records of Kafka's own format there
 on purpose.
+
+Produce v10 tells where the leader is when this broker is not it (KIP-951, see
+``leader_discovery``); v11 may answer TRANSACTION_ABORTABLE where older versions get
+INVALID_TXN_STATE (KIP-890).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kio.schema.produce.v9.request import ProduceRequest
+from kio.schema.produce.v11.request import ProduceRequest
 
 from kafkalite.broker.context import RequestContext
+from kafkalite.broker.handlers import leader_discovery
+from kafkalite.broker.handlers.leader_discovery import LeaderDiscovery
 from kafkalite.broker.handlers.registry import api
 from kafkalite.broker.replica_manager import ProduceResult, ReplicaManager
 from kafkalite.controller.topic_control import INTERNAL_TOPICS
+from kafkalite.metadata.image import MetadataImage
 from kafkalite.protocol.codec import millis
 from kafkalite.protocol.errors import ErrorCode
 
@@ -32,12 +39,14 @@ ADMIN_CLIENT_ID = "__admin_client"
 
 
 class ProduceApi:
-    """Appends through the replica manager, which also waits for the acks."""
+    """Appends through the replica manager, which also waits for the acks; a refused
+    partition's current leader is read from the metadata image."""
 
-    def __init__(self, replicas: ReplicaManager) -> None:
+    def __init__(self, replicas: ReplicaManager, image: MetadataImage) -> None:
         self._replicas = replicas
+        self._image = image
 
-    @api(ProduceRequest, 3, 9)
+    @api(ProduceRequest, 3, 11)
     async def produce(self, ctx: RequestContext, request: Any) -> Any:
         replicas = self._replicas
         acks = int(request.acks)
@@ -61,28 +70,35 @@ class ProduceApi:
             return None
         if acks == -1:
             await replicas.wait_for_acks(results, millis(request.timeout) / 1000)
-        return _response(ctx, results)
+        return self._response(ctx, results)
 
-
-def _response(ctx: RequestContext, results: list[tuple[str, int, ProduceResult]]) -> Any:
-    s = ctx.schema
-    by_topic: dict[str, list[Any]] = {}
-    for topic, index, r in results:
-        by_topic.setdefault(topic, []).append(
-            s.PartitionProduceResponse(
-                index=index,
-                error_code=r.error,
-                base_offset=r.base_offset,
-                log_append_time=r.log_append_time_ms,
-                log_start_offset=r.log_start_offset,
-                record_errors=(),
-                error_message=r.message,
+    def _response(self, ctx: RequestContext, results: list[tuple[str, int, ProduceResult]]) -> Any:
+        s = ctx.schema
+        leaders = LeaderDiscovery(self._image)
+        discover = ctx.version >= leader_discovery.PRODUCE_VERSION
+        no_leader = s.LeaderIdAndEpoch(leader_id=-1, leader_epoch=-1) if discover else None
+        by_topic: dict[str, list[Any]] = {}
+        for topic, index, r in results:
+            refused = discover and r.error == ErrorCode.not_leader_or_follower
+            by_topic.setdefault(topic, []).append(
+                s.PartitionProduceResponse(
+                    index=index,
+                    error_code=r.error,
+                    base_offset=r.base_offset,
+                    log_append_time=r.log_append_time_ms,
+                    log_start_offset=r.log_start_offset,
+                    record_errors=(),
+                    error_message=r.message,
+                    current_leader=leaders.current_leader(s, topic, index)
+                    if refused
+                    else no_leader,
+                )
             )
+        return s.ProduceResponse(
+            responses=tuple(
+                s.TopicProduceResponse(name=name, partition_responses=tuple(parts))
+                for name, parts in by_topic.items()
+            ),
+            throttle_time=0,
+            node_endpoints=leaders.node_endpoints(s) if discover else (),
         )
-    return s.ProduceResponse(
-        responses=tuple(
-            s.TopicProduceResponse(name=name, partition_responses=tuple(parts))
-            for name, parts in by_topic.items()
-        ),
-        throttle_time=0,
-    )

@@ -43,7 +43,7 @@ class ProducerApis:
         self._replicas = replicas
         self._emit = emit
 
-    @api(InitProducerIdRequest, 0, 4)
+    @api(InitProducerIdRequest, 0, 5)
     async def init_producer_id(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         if request.transactional_id is not None:

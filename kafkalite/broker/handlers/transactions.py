@@ -6,7 +6,9 @@ translate between kio's versioned messages and it. (InitProducerId is in ``produ
 FindCoordinator in ``groups``, WriteTxnMarkers and TxnOffsetCommit in their own modules.)
 
 PRODUCER_FENCED exists since Kafka 2.7; a client speaking an older version of a request is
-told INVALID_PRODUCER_EPOCH instead, as Kafka does.
+told INVALID_PRODUCER_EPOCH instead, as Kafka does. The KIP-890 versions that only add an
+error code the client understands (TRANSACTION_ABORTABLE: AddOffsetsToTxn v4, EndTxn v4,
+InitProducerId v5, TxnOffsetCommit v4) are the same requests as the versions before.
 """
 
 from __future__ import annotations
@@ -97,7 +99,7 @@ class TransactionApis:
             ),
         )
 
-    @api(AddOffsetsToTxnRequest, 0, 3)
+    @api(AddOffsetsToTxnRequest, 0, 4)
     async def add_offsets_to_txn(self, ctx: RequestContext, request: Any) -> Any:
         """The group's ``__consumer_offsets`` partition joins the transaction, so that the
         offsets the producer commits there (TxnOffsetCommit) get its marker too."""
@@ -116,7 +118,7 @@ class TransactionApis:
             throttle_time=0, error_code=fenced_for(ctx.version, 2, error)
         )
 
-    @api(EndTxnRequest, 0, 3)
+    @api(EndTxnRequest, 0, 4)
     async def end_txn(self, ctx: RequestContext, request: Any) -> Any:
         error = await self._coordinator.handle_end_transaction(
             request.transactional_id,

@@ -25,7 +25,7 @@ class TxnOffsetCommitApi:
         self._coordinator = coordinator
         self._now_ms = now_ms
 
-    @api(TxnOffsetCommitRequest, 0, 3)
+    @api(TxnOffsetCommitRequest, 0, 4)
     async def txn_offset_commit(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         now = self._now_ms()

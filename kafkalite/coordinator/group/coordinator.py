@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from kafkalite.coordinator.group.consumer_protocol import subscribed_topics
@@ -43,6 +43,8 @@ class JoinRequest:
     protocol_type: str
     protocols: list[tuple[str, bytes]]
     require_known_member_id: bool
+    reason: str | None = None
+    """Why the client (re)joins (JoinGroup v8+, KIP-800): logged when it starts a rebalance."""
 
 
 @dataclass(slots=True)
@@ -165,6 +167,13 @@ class GroupCoordinator:
             if self._is_redundant_rejoin(group, member, req.protocols):
                 return self._join_result(group, member_id)
             self._update(member, req)
+        if group.state != GroupState.PREPARING_REBALANCE and req.reason:
+            log.info(
+                "group %s rebalances: member %s joins (client reason: %s)",
+                group.group_id,
+                member_id,
+                req.reason,
+            )
         return await self._join_rebalance(group, member)
 
     @staticmethod
@@ -373,12 +382,18 @@ class GroupCoordinator:
             raise KafkaError(ErrorCode.rebalance_in_progress)
         self._member(group, member_id, generation_id)
 
-    def leave(self, group_id: str, members: Iterable[tuple[str, str | None]]) -> list[ErrorCode]:
+    def leave(
+        self,
+        group_id: str,
+        members: Iterable[tuple[str, str | None]],
+        reasons: Sequence[str | None] = (),
+    ) -> list[ErrorCode]:
         """LeaveGroup for ``(member_id, group_instance_id)`` pairs; a static member may be
-        named by its instance id alone (an admin removing it)."""
+        named by its instance id alone (an admin removing it). ``reasons`` (LeaveGroup
+        v5, KIP-800) are what each client says about why it leaves, shown in the event."""
         group = self._group(group_id)
         results = []
-        for member_id, instance_id in members:
+        for index, (member_id, instance_id) in enumerate(members):
             holder = group.static_member(instance_id)
             if instance_id is not None and holder is None:
                 results.append(ErrorCode.unknown_member_id)
@@ -387,7 +402,8 @@ class GroupCoordinator:
             elif (holder or member_id) not in group.members:
                 results.append(ErrorCode.unknown_member_id)
             else:
-                self._remove(group, holder or member_id, "left")
+                reason = reasons[index] if index < len(reasons) else None
+                self._remove(group, holder or member_id, f"left: {reason}" if reason else "left")
                 results.append(ErrorCode.none)
         return results
 
@@ -455,13 +471,27 @@ class GroupCoordinator:
         member_id: str,
         offsets: dict[tuple[str, int], CommittedOffset],
         group_instance_id: str | None = None,
+        missing_group_error: ErrorCode = ErrorCode.illegal_generation,
     ) -> None:
+        """OffsetCommit, checked as Kafka's ``validateOffsetCommit`` checks a classic group:
+        without a generation, an empty (or new, "simple") group takes commits from anyone;
+        a member must be current; a non-empty group takes no anonymous commits. A member's
+        commit to a group that does not exist gets ``missing_group_error`` (OffsetCommit
+        v9+: GROUP_ID_NOT_FOUND; older versions: ILLEGAL_GENERATION)."""
         self.check_coordinator(group_id)
-        group = self.groups.setdefault(group_id, Group(group_id))  # simple commits create it
-        if generation_id >= 0 or member_id or group.members:
+        group = self.groups.get(group_id)
+        if group is None or group.state == GroupState.DEAD:
+            if generation_id >= 0:
+                raise KafkaError(missing_group_error, f"group {group_id} does not exist")
+            group = self.manager.get_or_create(group_id)  # a simple group, for its offsets
+        if generation_id < 0 and group.state == GroupState.EMPTY:
+            pass
+        elif generation_id >= 0 or member_id or group_instance_id is not None:
+            self._member(group, member_id, generation_id, group_instance_id)
             if group.state == GroupState.COMPLETING_REBALANCE:
                 raise KafkaError(ErrorCode.rebalance_in_progress)
-            self._member(group, member_id, generation_id, group_instance_id)
+        elif group.state != GroupState.EMPTY:
+            raise KafkaError(ErrorCode.unknown_member_id, "only members commit to a live group")
         await self.manager.store_offsets(group_id, offsets)
 
     async def commit_transactional(

@@ -67,7 +67,8 @@ async def produce_as(manager: ReplicaManager, client_id: str) -> int:
         ),
     )
     request = decode_request(encode_request(body, 1, client_id)[4:])
-    response = await ProduceApi(manager).produce(RequestContext(request, "test"), request.body)
+    api = ProduceApi(manager, manager.image)
+    response = await api.produce(RequestContext(request, "test"), request.body)
     return int(response.responses[0].partition_responses[0].error_code)
 
 

@@ -245,3 +245,31 @@ async def test_the_session_check_runs_often_only_while_a_group_has_members() -> 
     assert c.leave("g", [(a.member_id, None)]) == [ErrorCode.none]
     assert c.groups["g"].state == GroupState.EMPTY
     assert not c.watching()
+
+
+async def test_offset_commit_to_a_missing_group_is_refused_by_version() -> None:
+    """A member's commit (generation >= 0) to a group that does not exist: OffsetCommit
+    v9+ says GROUP_ID_NOT_FOUND, older versions ILLEGAL_GENERATION (Kafka's
+    ``validateOffsetCommit``); without a generation it creates a simple group."""
+    c, _ = make(Clock())
+    offsets = {("t", 0): CommittedOffset(5, -1, "", 0)}
+    for missing_group_error in (ErrorCode.group_id_not_found, ErrorCode.illegal_generation):
+        with pytest.raises(KafkaError) as refused:
+            await c.commit("nobody", 3, "m", offsets, missing_group_error=missing_group_error)
+        assert refused.value.code == missing_group_error
+    assert "nobody" not in c.groups
+    await c.commit("simple", -1, "", offsets)
+    await c.commit("simple", -1, "any-member-id", offsets)  # an empty group takes it too
+    assert c.fetch_offsets("simple")[("t", 0)].offset == 5
+
+
+async def test_a_live_group_takes_no_anonymous_commit() -> None:
+    c, _ = make(Clock())
+    a = await join(c, instance="a")
+    await c.sync("g", 1, a.member_id, {a.member_id: b"x"})
+    offsets = {("t", 0): CommittedOffset(1, -1, "", 0)}
+    with pytest.raises(KafkaError) as refused:
+        await c.commit("g", -1, "", offsets)
+    assert refused.value.code == ErrorCode.unknown_member_id
+    await c.commit("g", 1, a.member_id, offsets)
+    assert c.fetch_offsets("g")[("t", 0)].offset == 1
