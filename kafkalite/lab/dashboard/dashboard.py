@@ -10,6 +10,7 @@ log) the same object shows a static HTML snapshot and a text summary instead.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from html import escape
 
 import ipywidgets as w
@@ -40,6 +41,11 @@ class Dashboard:
     """``Dashboard(cluster)`` starts refreshing at once; display it in a cell. ``close()``
     stops the background threads (they are daemons, so a kernel never waits for them).
 
+    For a presenter (``kafkalite demo``): ``model`` chooses what is drawn (its
+    ``shown_topics`` and ``window_cells``), ``scale`` enlarges everything for a projector,
+    ``panels=False`` leaves out the producer and topic panels, and ``on_state`` hears each
+    refreshed state (to name it in words beside the picture).
+
     A kernel keeps one live dashboard per cluster: running the cell again (or another
     ``lab.dashboard()``) closes the previous one, whose view keeps its last picture, so
     re-run cells never pile up pollers."""
@@ -50,9 +56,14 @@ class Dashboard:
         interval_s: float = REFRESH_INTERVAL_S,
         topic: str = "",
         live: bool = True,
+        model: DashboardModel | None = None,
+        scale: float = 1.0,
+        panels: bool = True,
+        on_state: Callable[[DashboardState], None] | None = None,
     ) -> None:
         self.cluster = cluster
-        self.model = DashboardModel()
+        self.model = model or DashboardModel()
+        self.on_state = on_state
         self.state: DashboardState | None = None
         self.last_action = ""
         self._show_lock = threading.Lock()
@@ -65,18 +76,21 @@ class Dashboard:
         self.heal_all.on_click(lambda _b: self._on_verb("heal", None))
         self.status_line = w.HTML()
         self.strips = StripsView()
-        self.producer = ProducerPanel(cluster.bootstrap_servers, topic)
-        self.topics = TopicPanel(cluster.bootstrap_servers)
+        self.producer = ProducerPanel(cluster.bootstrap_servers, topic) if panels else None
+        self.topics = TopicPanel(cluster.bootstrap_servers) if panels else None
         self.groups = GroupOffsetReader(cluster.bootstrap_servers)
         self.widget = w.VBox(
             [
                 self.status_line,
                 w.HBox([*self.cards.values(), self.heal_all]),
                 self.strips,
-                w.HBox([self.producer, self.topics]),
+                *([w.HBox([self.producer, self.topics])] if panels else []),
+                *([_zoom(scale)] if scale != 1.0 else []),
             ]
         )
         self.widget.add_class("kl-dashboard")
+        if scale != 1.0:
+            self.widget.add_class("kl-scaled")
         self.poller = Poller(cluster, self.model, self._show, interval_s, groups=self.groups)
         self.poller.refresh()  # the first picture is there before the cell returns
         if live:
@@ -95,7 +109,8 @@ class Dashboard:
     def close(self, reason: str = "closed") -> None:
         self.poller.stop()
         self.groups.stop()
-        self.producer.close()
+        if self.producer is not None:
+            self.producer.close()
         self.actions.close()
         if _LIVE.get(self.cluster.spec.root) is self:
             del _LIVE[self.cluster.spec.root]
@@ -121,9 +136,12 @@ class Dashboard:
             _set(self.strips, "feed_html", render_feed(state))
             _set(self.status_line, "value", self._status_html(state))
             replication = {p.topic: len(p.replicas) for p in state.partitions}
-            self.producer.show_topics(sorted(replication))
-            self.producer.show_counts()
-            self.topics.show_topics(replication)
+            if self.producer is not None and self.topics is not None:
+                self.producer.show_topics(sorted(replication))
+                self.producer.show_counts()
+                self.topics.show_topics(replication)
+        if self.on_state is not None:
+            self.on_state(state)
 
     def _status_html(self, state: DashboardState) -> str:
         notes = [f"{self.poller.refresh_rate():.1f} refreshes/s"]
@@ -176,6 +194,12 @@ class Snapshot:
 
     def __repr__(self) -> str:
         return render_text(self.state)
+
+
+def _zoom(scale: float) -> w.HTML:
+    """A presenter's scale: the cards, strips and feed drawn ``scale`` times larger (CSS
+    ``zoom``, so the pixel sizes the renderer writes inline grow with it)."""
+    return w.HTML(f"<style>.kl-dashboard.kl-scaled {{ zoom: {scale:g}; }}</style>")
 
 
 def _set(widget: w.Widget, name: str, value: str) -> None:

@@ -141,6 +141,9 @@ class DashboardModel:
     truncation_visible_ms: int = TRUNCATION_VISIBLE_MS
     window_cells: int = WINDOW_CELLS
     hidden_topics: frozenset[str] = frozenset({"__consumer_offsets", "__transaction_state"})
+    shown_topics: frozenset[str] | None = None
+    """Only these topics' partitions, and the events about them, are drawn (None: every
+    topic): a presenter shows the partitions of the scenario on screen, nothing else."""
     feed: Feed = field(default_factory=Feed)
     truncations: list[Truncation] = field(default_factory=list)
     last_rows: dict[tuple[str, int, int], Mapping[str, Any]] = field(default_factory=dict)
@@ -153,13 +156,13 @@ class DashboardModel:
         now_ms: int,
         group_offsets: Mapping[tuple[str, int], Iterable[GroupOffset]] | None = None,
     ) -> DashboardState:
-        events = list(events)
+        events = [e for e in events if self._shown(e.get("topic"))]
         self.feed.add(events)
         self._remember_truncations(events, now_ms)
         partitions = tuple(
             self._partition(p, (group_offsets or {}).get((p["topic"], p["partition"]), ()))
             for p in snapshot.get("partitions", [])
-            if p["topic"] not in self.hidden_topics
+            if p["topic"] not in self.hidden_topics and self._shown(p["topic"])
         )
         quorum = snapshot.get("quorum") or {}
         return DashboardState(
@@ -171,6 +174,10 @@ class DashboardModel:
             quorum_epoch=quorum.get("epoch"),
             transactions=tuple(snapshot.get("transactions") or ()),
         )
+
+    def _shown(self, topic: str | None) -> bool:
+        """An event about no topic (a broker fenced, a new controller) is always shown."""
+        return self.shown_topics is None or topic is None or topic in self.shown_topics
 
     def _remember_truncations(self, events: list[dict[str, Any]], now_ms: int) -> None:
         for e in events:

@@ -135,6 +135,25 @@ def event(broker: int, kind: str, time_ms: int = NOW, **fields: Any) -> dict[str
     return {"seq": 1, "time_ms": time_ms, "broker": broker, "type": kind, **fields}
 
 
+def test_a_presenter_draws_only_the_shown_topics_and_their_events() -> None:
+    """``kafkalite demo`` shows one scenario's partitions: another topic's partitions and
+    events stay off screen; events about no topic (a broker fenced) still show."""
+    snap = snapshot({})
+    other = {**snap["partitions"][0], "topic": "other"}
+    snap["partitions"].append(other)
+    events = [
+        event(1, "leader_elected", topic="other", partition=0, leader=2, leader_epoch=3),
+        event(1, "leader_elected", topic="pay", partition=0, leader=1, leader_epoch=3),
+        event(2, "broker_fenced", broker_id=3),
+    ]
+    state = DashboardModel(shown_topics=frozenset({"pay"})).update(snap, events, NOW)
+    assert [p.topic for p in state.partitions] == ["pay"]
+    assert [i.type for i in state.feed] == ["broker_fenced", "leader_elected"]
+    assert "other" not in render_html(state)
+    everything = DashboardModel().update(snap, events, NOW)
+    assert [p.topic for p in everything.partitions] == ["pay", "other"]
+
+
 def test_feed_shows_a_metadata_event_once_and_skips_replays() -> None:
     feed = Feed()
     feed.add(
