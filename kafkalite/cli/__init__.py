@@ -22,13 +22,13 @@ from rich.live import Live
 
 from kafkalite.cli.events_view import event_line
 from kafkalite.cli.reports import down_report, fault_report, heal_all_report, restart_report
+from kafkalite.cli.shell import DEFAULT_DIR, Shell, this_program
 from kafkalite.cli.status_view import status_table
 from kafkalite.cluster import BrokerState, Cluster, ClusterError
 from kafkalite.cluster.spec import parse_configs
 from kafkalite.events import EventType
 from kafkalite.lab.connection import LAB_BASE_PORT, LAB_BROKERS, attach_cluster, in_course_stack
 
-DEFAULT_DIR = ".kafkalite"
 VERBS = {
     "kill": "kill one broker (SIGKILL: a crash)",
     "stop": "stop one broker (controlled shutdown)",
@@ -142,6 +142,7 @@ def _up(args: argparse.Namespace) -> int:
     brokers = f"{args.brokers} broker{'s' if args.brokers > 1 else ''}"
     print(f"started {brokers} in {args.dir}; bootstrap servers:", file=sys.stderr)
     print(cluster.bootstrap_servers)
+    print(f"to stop it: {_shell(args).command('down')}", file=sys.stderr)
     return 0
 
 
@@ -201,20 +202,31 @@ def _lab(args: argparse.Namespace) -> int:
             parse_configs(args.config),
             args.ip,
             args.port,
+            _shell(args).command("down"),
         )
     )
     return 0
 
 
 def _down(args: argparse.Namespace) -> int:
+    """The brokers first, then JupyterLab: a broker a notebook started (``lab.start(2)``,
+    the dashboard's start button) is a child of its kernel, and stopping JupyterLab ends
+    its kernels' process trees, which would kill that broker instead of shutting it down."""
     from kafkalite.lab import jupyter  # noqa: PLC0415  (light: no notebook libraries)
 
-    if jupyter.stop(Path(args.dir)):
-        print("JupyterLab stopped")
-    cluster = attach_cluster(Path(args.dir))
+    root = Path(args.dir)
+    try:
+        cluster = attach_cluster(root)
+    except ClusterError:
+        if jupyter.stop(root):
+            print("JupyterLab stopped, with its kernels")
+        raise
     before = cluster.broker_states()
     cluster.down()
-    for line in down_report(before, cluster.broker_states()):
+    report = down_report(before, cluster.broker_states())
+    if jupyter.stop(root):
+        print("JupyterLab stopped, with its kernels")
+    for line in report:
         print(line)
     return 0
 
@@ -227,7 +239,7 @@ def _fault(args: argparse.Namespace) -> int:
         return 0
     verb = args.command
     if verb == "restart":
-        _restart(cluster, args.broker_id)
+        _restart(cluster, args.broker_id, _shell(args))
         return 0
     if verb == "slow":
         cluster.slow(args.broker_id, args.delay_ms)
@@ -235,14 +247,15 @@ def _fault(args: argparse.Namespace) -> int:
         action: Callable[[int], None] = getattr(cluster, verb)
         action(args.broker_id)
     after = cluster.broker_states()[args.broker_id]
-    print(fault_report(verb, args.broker_id, after, getattr(args, "delay_ms", None)))
+    delay_ms = getattr(args, "delay_ms", None)
+    print(fault_report(verb, args.broker_id, after, delay_ms, shell=_shell(args)))
     return 0
 
 
 _UP = (BrokerState.RUNNING, BrokerState.PAUSED, BrokerState.ISOLATED)
 
 
-def _restart(cluster: Cluster, broker_id: int) -> None:
+def _restart(cluster: Cluster, broker_id: int, shell: Shell) -> None:
     """Stop and start apart, so that a stop that ended in SIGKILL is reported as one, and
     a broker that was not running is reported as started, not restarted."""
     before = cluster.broker_states()[broker_id]
@@ -251,8 +264,14 @@ def _restart(cluster: Cluster, broker_id: int) -> None:
         cluster.stop(broker_id)
         stopped = cluster.broker_states()[broker_id]
     cluster.start(broker_id)
-    for line in restart_report(broker_id, before, stopped, cluster.broker_states()[broker_id]):
+    after = cluster.broker_states()[broker_id]
+    for line in restart_report(broker_id, before, stopped, after, shell):
         print(line)
+
+
+def _shell(args: argparse.Namespace) -> Shell:
+    """The user's shell, for the commands this one tells them to run."""
+    return Shell(this_program(), getattr(args, "dir", DEFAULT_DIR))
 
 
 def _broker(args: argparse.Namespace) -> int:
@@ -276,7 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return commands[args.command](args)
     except ClusterError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_shell(args).rewrite(str(exc))}", file=sys.stderr)
         return 1
 
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kafkalite.cli.shell import Shell
 from kafkalite.cluster.backend import BrokerState
+
+PLAIN = Shell()  # ``kafkalite`` on the PATH, the default cluster folder
 
 UNDO = {
     "kill": "start",
@@ -26,9 +29,11 @@ def fault_report(
     after: BrokerState,
     delay_ms: int | None = None,
     stop_grace_s: float = 10,
+    shell: Shell = PLAIN,
 ) -> str:
-    """The line ``kafkalite VERB N`` prints once the verb is done."""
-    undo = f" (`kafkalite {UNDO[verb]} {broker_id}` undoes it)" if verb in UNDO else ""
+    """The line ``kafkalite VERB N`` prints once the verb is done; its undo hint is
+    written for ``shell``."""
+    undo = f" (`{shell.command(UNDO[verb], str(broker_id))}` undoes it)" if verb in UNDO else ""
     if verb in ("stop", "restart") and after == BrokerState.DEAD:
         return (
             f"broker {broker_id} did not shut down within {stop_grace_s:.0f} s and was "
@@ -50,7 +55,11 @@ def fault_report(
 
 
 def restart_report(
-    broker_id: int, before: BrokerState, stopped: BrokerState | None, after: BrokerState
+    broker_id: int,
+    before: BrokerState,
+    stopped: BrokerState | None,
+    after: BrokerState,
+    shell: Shell = PLAIN,
 ) -> list[str]:
     """What ``kafkalite restart N`` did. ``before`` is the broker's state when asked;
     ``stopped`` its state after the stop, or None when it was not running (nothing was
@@ -61,8 +70,11 @@ def restart_report(
             f"it is now {after.value}"
         ]
     if stopped == BrokerState.DEAD:
-        return [fault_report("stop", broker_id, stopped), fault_report("start", broker_id, after)]
-    return [fault_report("restart", broker_id, after)]
+        return [
+            fault_report("stop", broker_id, stopped, shell=shell),
+            fault_report("start", broker_id, after, shell=shell),
+        ]
+    return [fault_report("restart", broker_id, after, shell=shell)]
 
 
 def heal_all_report() -> str:
@@ -70,19 +82,22 @@ def heal_all_report() -> str:
 
 
 def down_report(before: Mapping[int, BrokerState], after: Mapping[int, BrokerState]) -> list[str]:
-    """What ``kafkalite down`` did to each broker that was still up."""
+    """What ``kafkalite down`` did, naming every broker of the cluster: those it stopped,
+    any it had to kill, and those that were not running when it was asked."""
+    stopped, killed, not_running = [], [], []
+    for broker, state in sorted(before.items()):
+        if state in (BrokerState.STOPPED, BrokerState.DEAD):
+            not_running.append(f"{broker} ({state.value})")
+        elif after[broker] == BrokerState.STOPPED:
+            stopped.append(str(broker))
+        else:
+            killed.append(broker)
     lines = []
-    was_up = [
-        b for b, s in sorted(before.items()) if s not in (BrokerState.STOPPED, BrokerState.DEAD)
-    ]
-    stopped = [b for b in was_up if after[b] == BrokerState.STOPPED]
-    killed = [b for b in was_up if after[b] == BrokerState.DEAD]
     if stopped:
-        names = ", ".join(map(str, stopped))
-        lines.append(
-            f"stopped broker{'s' if len(stopped) > 1 else ''} {names} (controlled shutdown)"
-        )
+        plural = "s" if len(stopped) > 1 else ""
+        lines.append(f"stopped broker{plural} {', '.join(stopped)} (controlled shutdown)")
     lines.extend(f"broker {b} did not shut down in time and was killed (SIGKILL)" for b in killed)
-    if not was_up:
-        lines.append("no broker was running")
+    if not_running:
+        plural = "s" if len(not_running) > 1 else ""
+        lines.append(f"broker{plural} {', '.join(not_running)} already down")
     return lines

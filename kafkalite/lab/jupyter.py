@@ -5,6 +5,10 @@ cluster, so every notebook's ``kafkalite.lab.connect()`` finds it. The server li
 loopback with a random token unless told otherwise; its pid, address and token are kept in
 ``<cluster dir>/jupyter.json`` and its output in ``<cluster dir>/jupyter.log``, so
 ``kafkalite down`` (from any shell) stops it, and its kernels, with the cluster.
+
+Each start opens a clean workspace (JupyterLab's record of the open tabs, kept in
+``<cluster dir>/jupyter-workspaces/``, not in the home folder): notebooks left open last
+time are not reopened, so no kernel starts before the student opens a notebook.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import contextlib
 import json
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
@@ -30,6 +35,7 @@ from kafkalite.lab.connection import ENV_DIR, LAB_BASE_PORT, LAB_BROKERS, open_c
 
 STATE_FILE = "jupyter.json"
 LOG_FILE = "jupyter.log"
+WORKSPACES = "jupyter-workspaces"
 READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 10.0
 
@@ -106,16 +112,20 @@ def start(
         raise ClusterError(f"no labs folder at {labs_dir}")
     check_port_free(ip if ip not in ("0.0.0.0", "") else "0.0.0.0", port)
     token = secrets.token_hex(24)
+    workspaces = cluster_dir / WORKSPACES
+    shutil.rmtree(workspaces, ignore_errors=True)
+    workspaces.mkdir(parents=True)
     command = [
         sys.executable,
         "-m",
-        "jupyterlab",
+        "kafkalite.lab.jupyterlab_process",
         "--no-browser",
         f"--ServerApp.ip={ip}",
         f"--ServerApp.port={port}",
         "--ServerApp.port_retries=0",
         f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={labs_dir.resolve()}",
+        f"--LabApp.workspaces_dir={workspaces.resolve()}",
         # a classroom machine may have no internet: never ask for news or updates
         "--LabApp.news_url=",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
@@ -176,9 +186,11 @@ def open_lab(
     configs: dict[str, str] | None = None,
     ip: str = "127.0.0.1",
     port: int = 8888,
+    stop_command: str = "kafkalite down",
 ) -> str:
     """What ``kafkalite lab`` does: start or reuse the cluster, then JupyterLab on it;
-    returns what to tell the student (the URL with its token, the bootstrap servers)."""
+    returns what to tell the student (the URL with its token, the bootstrap servers, and
+    ``stop_command``, written for the student's shell)."""
     cluster = open_cluster(cluster_dir, brokers, kafka_port, configs)
     server, started = start(cluster_dir, labs_dir, ip, port)
     states = ", ".join(f"{b}: {s.value}" for b, s in cluster.broker_states().items())
@@ -188,7 +200,7 @@ def open_lab(
             f"  open:      {server.url}",
             f"  brokers:   {cluster.bootstrap_servers}  ({states})",
             f"  cluster:   {cluster_dir}  (log: {cluster_dir / LOG_FILE})",
-            f"  stop both: kafkalite down --dir {cluster_dir}",
+            f"  stop both: {stop_command}",
         ]
     )
 

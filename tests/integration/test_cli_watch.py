@@ -4,6 +4,7 @@ separate ``kafkalite`` commands, as a student runs them in a second terminal."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -123,13 +124,16 @@ def test_events_follow_prints_an_election_and_commands_say_what_they_did(
     killed = kafkalite("kill", "2", "--dir", root)
     assert killed.stdout.strip() == (
         "broker 2 was killed (SIGKILL): a crash, no shutdown; it is now dead "
-        "(`kafkalite start 2` undoes it)"
+        f"(`{os.path.relpath(sys.executable)} -m kafkalite start 2 --dir {root}` undoes it)"
     )
     wait_for(lambda: FENCED in follow.screen(), 30, "the fence in events --follow")
     stopped = kafkalite("stop", "1", "--dir", root)
     assert stopped.stdout.startswith("broker 1 stopped (controlled shutdown"), stopped.stdout
     down = kafkalite("down", "--dir", root)
-    assert down.stdout.strip().splitlines() == ["stopped broker 3 (controlled shutdown)"]
+    assert down.stdout.strip().splitlines() == [
+        "stopped broker 3 (controlled shutdown)",
+        "brokers 1 (stopped), 2 (dead) already down",
+    ]
 
 
 def test_up_starts_the_make_up_cluster_and_help_is_plain_text(tmp_path: Path) -> None:

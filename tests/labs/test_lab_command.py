@@ -1,11 +1,14 @@
 """``kafkalite lab`` as a student runs it: a cluster and JupyterLab on the labs, reached
 with the printed token only; run again, it reuses both; ``kafkalite down`` stops the
-brokers, JupyterLab and every kernel it started, and leaves nothing behind."""
+brokers, JupyterLab and every kernel it started, and leaves nothing behind, whichever
+process started the brokers (a notebook's kernel included)."""
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -13,6 +16,7 @@ from pathlib import Path
 import nbformat
 import psutil
 import pytest
+from jupyter_client import BlockingKernelClient
 
 from kafkalite.cluster import Cluster
 from kafkalite.lab.connection import ENV_DIR
@@ -81,7 +85,12 @@ def test_lab_serves_the_notebooks_and_down_leaves_nothing_behind(tmp_path: Path)
         assert "already running" in again.stdout and token in again.stdout
         assert json.loads((root / "jupyter.json").read_text())["pid"] == server["pid"]
     finally:
-        down = kafkalite("down", "--dir", str(root))
+        # as printed, in the shell it was printed in (this test's: `python -m kafkalite`)
+        stop = re.search(r"stop both: (.+)", started.stdout)
+        assert stop, started.stdout
+        down = subprocess.run(
+            ["bash", "-c", stop.group(1)], check=False, capture_output=True, text=True, timeout=120
+        )
     assert down.returncode == 0, down.stderr
     assert (
         not psutil.pid_exists(server["pid"]) or psutil.Process(server["pid"]).status() == "zombie"
@@ -91,6 +100,64 @@ def test_lab_serves_the_notebooks_and_down_leaves_nothing_behind(tmp_path: Path)
     assert [s.value for s in Cluster.attach(root).broker_states().values()] == ["stopped"] * 3
     with pytest.raises(urllib.error.URLError):
         urllib.request.urlopen(f"{base}/api/status", timeout=5)
+
+
+def _start_lab(tmp_path: Path) -> tuple[Path, str, str]:
+    """``kafkalite lab`` on free ports: the cluster's folder, JupyterLab's URL and token."""
+    labs = tmp_path / "labs"
+    labs.mkdir()
+    root = tmp_path / "cluster"
+    kafka_port, jupyter_port = free_base_port(3), free_base_port(1)
+    args = ["--dir", str(root), "--kafka-port", str(kafka_port), "--labs", str(labs)]
+    started = kafkalite("lab", *args, "--port", str(jupyter_port))
+    assert started.returncode == 0, started.stderr
+    token = re.search(r"token=(\w+)", started.stdout)
+    assert token, started.stdout
+    return root, f"http://127.0.0.1:{jupyter_port}", token.group(1)
+
+
+def _run_in_kernel(jupyter: psutil.Process, code: str) -> None:
+    """Run ``code`` in the one kernel JupyterLab started, as a notebook cell would."""
+    kernels = [c for c in jupyter.children(recursive=True) if "ipykernel" in command_line(c)]
+    assert len(kernels) == 1, [command_line(k) for k in kernels]
+    arguments = kernels[0].cmdline()
+    client = BlockingKernelClient(connection_file=arguments[arguments.index("-f") + 1])
+    client.load_connection_file()
+    client.start_channels()
+    try:  # not wait_for_ready: it calls a kernel dead whose heartbeat has not begun yet
+        asked = client.execute(code)
+        reply = client.get_shell_msg(timeout=120)
+        while reply["parent_header"].get("msg_id") != asked:
+            reply = client.get_shell_msg(timeout=120)
+        assert reply["content"]["status"] == "ok", reply["content"]
+    finally:
+        client.stop_channels()
+
+
+def test_down_shuts_down_a_broker_a_notebook_started(tmp_path: Path) -> None:
+    """A broker started from a kernel is the kernel's child: stopping JupyterLab first
+    killed it with the kernel's process tree (and ``down`` then left it out of its
+    report). It gets a controlled shutdown like the others, and the report names it."""
+    root, base, token = _start_lab(tmp_path)
+    try:
+        assert get(f"{base}/api/kernels", token, method="POST")[0] == 201
+        jupyter = psutil.Process(json.loads((root / "jupyter.json").read_text())["pid"])
+        _run_in_kernel(
+            jupyter,
+            "import kafkalite.lab\nlab = kafkalite.lab.connect()\nlab.stop(2)\nlab.start(2)",
+        )
+        broker = psutil.Process(Cluster.attach(root).pid(2))
+        assert broker.parent() in jupyter.children(recursive=True), "started by the kernel"
+    finally:
+        asked = time.monotonic()
+        down = kafkalite("down", "--dir", str(root))
+        took = time.monotonic() - asked
+    assert down.returncode == 0, down.stderr
+    assert "stopped brokers 1, 2, 3 (controlled shutdown)" in down.stdout, down.stdout
+    assert "SIGKILL" not in down.stdout
+    assert [s.value for s in Cluster.attach(root).broker_states().values()] == ["stopped"] * 3
+    assert not broker.is_running() or broker.status() == psutil.STATUS_ZOMBIE
+    print(f"kafkalite down took {took:.1f} s (load average {psutil.getloadavg()[0]:.1f})")
 
 
 def test_lab_refuses_a_busy_port_with_one_line(tmp_path: Path) -> None:

@@ -46,14 +46,15 @@ def test_restart_says_what_it_did_to_a_running_a_stopped_and_a_dead_broker() -> 
     assert "was killed (SIGKILL)" in killed and started == "broker 1 started; it is now running"
 
 
-def test_down_reports_stopped_and_killed_brokers_apart() -> None:
+def test_down_names_every_broker_stopped_killed_or_already_down() -> None:
     before = {1: BrokerState.RUNNING, 2: BrokerState.PAUSED, 3: BrokerState.DEAD}
     after = {1: BrokerState.STOPPED, 2: BrokerState.DEAD, 3: BrokerState.DEAD}
     assert down_report(before, after) == [
         "stopped broker 1 (controlled shutdown)",
         "broker 2 did not shut down in time and was killed (SIGKILL)",
+        "broker 3 (dead) already down",
     ]
-    assert down_report(after, after) == ["no broker was running"]
+    assert down_report(after, after) == ["brokers 1 (stopped), 2 (dead), 3 (dead) already down"]
 
 
 def test_an_event_line_has_its_time_broker_type_and_fields() -> None:
