@@ -37,6 +37,8 @@ class ProduceResult:
     log_start_offset: int = -1
     message: str | None = None
     last_offset: int = -1
+    leader_epoch: int = -1
+    """The leader epoch the batch was appended in: acks=all is answered for that epoch."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +202,7 @@ class ReplicaManager:
             last_offset=info.last_offset,
             log_append_time_ms=info.log_append_time_ms,
             log_start_offset=info.log_start_offset,
+            leader_epoch=partition.leader_epoch,
         )
 
     def _after_append(self, topic: str, index: int, info: AppendInfo) -> None:
@@ -217,27 +220,40 @@ class ReplicaManager:
     async def wait_for_acks(
         self, pending: Sequence[tuple[str, int, ProduceResult]], timeout_s: float
     ) -> None:
-        """acks=all: wait until the HW passes each batch, then fix up each result."""
+        """acks=all: wait until each batch's answer is settled, then fix up each result.
+
+        Each partition is judged on its own, at every check, and its answer is final once
+        settled (Kafka's ``DelayedProduce`` keeps a status per partition): one still
+        waiting neither delays the judgement of the others nor has them judged again
+        later, when the ISR may have shrunk after their HW had passed."""
         waiting = [(t, p, r) for t, p, r in pending if r.error == ErrorCode.none]
 
-        def replicated() -> bool:
-            return all(self._acked(t, p, r) for t, p, r in waiting)
+        def settled() -> bool:
+            waiting[:] = [(t, p, r) for t, p, r in waiting if not self._acked(t, p, r)]
+            return not waiting
 
-        done = await self.produce_waiters.wait_until(
-            [(t, p) for t, p, _ in waiting], replicated, timeout_s
-        )
-        if done:
-            return
-        for topic, index, result in waiting:
-            if not self._acked(topic, index, result):
+        keys = [(t, p) for t, p, _ in waiting]
+        if not await self.produce_waiters.wait_until(keys, settled, timeout_s):
+            for _, _, result in waiting:
                 result.error = ErrorCode.request_timed_out
 
     def _acked(self, topic: str, index: int, result: ProduceResult) -> bool:
-        """Replicated to the whole ISR? If the ISR shrank below ``min.insync.replicas``
-        meanwhile, the write is in the log but not as safe as asked:
+        """Is this batch's answer settled (True), with its error set if any?
+
+        Only the leader of the epoch the batch was appended in can answer for it. Once
+        leadership moved, even back to this broker, the log below the HW is the new
+        epoch's: the batch may have been truncated and its offsets reused by others, so
+        NOT_LEADER_OR_FOLLOWER, never OK (Kafka answers so as a broker becomes follower;
+        comparing epochs also catches a leadership lost and regained between two checks).
+        Replicated to the whole ISR, but the ISR shrank below ``min.insync.replicas``
+        meanwhile: the write is in the log but not as safe as asked,
         NOT_ENOUGH_REPLICAS_AFTER_APPEND (the client retries; idempotence dedupes)."""
         partition = self.partitions.get((topic, index))
-        if partition is None or not partition.is_leader:
+        if (
+            partition is None
+            or not partition.is_leader
+            or partition.leader_epoch != result.leader_epoch
+        ):
             result.error = ErrorCode.not_leader_or_follower
             return True
         if partition.high_watermark <= result.last_offset:
