@@ -14,7 +14,6 @@ out of the pickled state.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -49,7 +48,6 @@ from kafkalite.spark.options import OffsetSpec, OptionError, SourceOptions
 from kafkalite.spark.partition_reader import ReadSettings, read_ranges
 
 log = logging.getLogger("kafkalite.spark")
-REGRESSION_GRACE_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -191,26 +189,9 @@ class KafkaLiteStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         """Trigger.AvailableNow reads what is there now, and stops."""
         self.available_now_end = self._latest()
 
-    def _latest_after(self, begin: PartitionOffsets) -> PartitionOffsets:
-        """The latest offsets, asked again while one is behind ``begin``: right after a
-        failover a new leader's high watermark can lag what the old leader answered
-        (Kafka answers OFFSET_NOT_AVAILABLE meanwhile; Kafka-Lite, so far, the lagging
-        value). Only an end that stays behind is data loss."""
-        deadline = time.monotonic() + min(REGRESSION_GRACE_S, self.planner.lookup.timeout_s)
-        while True:
-            latest = self._latest()
-            behind = [tp for tp, end in latest.items() if end < begin.get(tp, end)]
-            if not behind or time.monotonic() >= deadline:
-                return latest
-            time.sleep(0.2)
-
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
         begin = from_json(start)
-        latest = (
-            self.available_now_end
-            if self.available_now_end is not None
-            else self._latest_after(begin)
-        )
+        latest = self.available_now_end if self.available_now_end is not None else self._latest()
         end, losses = next_end(begin, latest)
         self.planner.report(losses)
         if isinstance(limit, ReadMaxRows):

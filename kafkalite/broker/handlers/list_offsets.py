@@ -2,11 +2,13 @@
 after a timestamp.
 
 "Latest" is the high watermark (or the last stable offset for read_committed): the end of
-what a consumer may read, not the leader's log end offset. "Max timestamp" is the record
-with the largest timestamp (the first one, if several share it). The tiered-storage specs
-(KIP-405 and successors) answer as Kafka does for a topic without remote storage: the
-earliest local offset (-4) is the earliest, and nothing is tiered or waiting to be (-5,
--6 answer -1).
+what a consumer may read, not the leader's log end offset. Right after a failover, until
+the new leader's HW reaches the offset its epoch began at, it is OFFSET_NOT_AVAILABLE, as
+in Kafka: the lagging HW would be an end below one the old leader already answered.
+"Max timestamp" is the record with the largest timestamp (the first one, if several share
+it). The tiered-storage specs (KIP-405 and successors) answer as Kafka does for a topic
+without remote storage: the earliest local offset (-4) is the earliest, and nothing is
+tiered or waiting to be (-5, -6 answer -1).
 """
 
 from __future__ import annotations
@@ -30,20 +32,42 @@ LATEST_TIERED = -5
 EARLIEST_PENDING_UPLOAD = -6
 
 
+def _lagging(partition: Partition) -> KafkaError | None:
+    """OFFSET_NOT_AVAILABLE while this leader's high watermark is below the offset its epoch
+    began at. A new leader's HW is what it last heard from the old one and can lag what
+    the old one already answered; until the HW reaches the new epoch's start, "the end of
+    the committed log" would be an offset below one a client was told before (Kafka's
+    ``Partition.fetchOffsetForTimestamp``; the client asks again)."""
+    if partition.epoch_start_offset <= partition.high_watermark:
+        return None
+    return KafkaError(
+        ErrorCode.offset_not_available,
+        f"the high watermark ({partition.high_watermark}) lags the start of leader epoch "
+        f"{partition.leader_epoch} ({partition.epoch_start_offset})",
+    )
+
+
 def _lookup(partition: Partition, timestamp: int, isolation: int) -> tuple[int, int]:
-    """``(offset, timestamp)``; ``(-1, -1)`` when no record is at or after ``timestamp``."""
+    """``(offset, timestamp)``; ``(-1, -1)`` when no record is at or after ``timestamp``.
+    Raises OFFSET_NOT_AVAILABLE for "latest", and for a timestamp found at or beyond the
+    readable end, while the HW lags the leader epoch's start (``_lagging``)."""
     bound = partition.fetch_offset_upper_bound(isolation)
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
         return partition.log_start_offset, -1
     if timestamp in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
         return -1, -1
+    lagging = _lagging(partition)
     if timestamp == LATEST:
+        if lagging is not None:
+            raise lagging
         return bound, -1
     if timestamp == MAX_TIMESTAMP:
         found = max_timestamp_offset(partition.log, bound)
     else:
         found = offset_for_timestamp(partition.log, timestamp)
     if found is None or found[0] >= bound:
+        if lagging is not None:
+            raise lagging
         return -1, -1
     return found
 
