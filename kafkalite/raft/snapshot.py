@@ -23,6 +23,8 @@ from typing import Protocol
 
 import crc32c
 
+from kafkalite.disk import DISK
+
 
 @dataclass(frozen=True, slots=True, order=True)
 class OffsetAndEpoch:
@@ -72,15 +74,6 @@ _HEADER = struct.Struct(">4sI")
 _SUFFIX = ".checkpoint"
 
 
-def fsync_directory(directory: Path) -> None:
-    """Make a rename or a new file in ``directory`` durable (POSIX needs the dir fsynced)."""
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def write_atomically(path: Path, data: bytes) -> None:
     """Write temp + fsync + rename + fsync dir: after a crash ``path`` is old or new, whole."""
     tmp = path.with_name(path.name + ".tmp")
@@ -89,7 +82,7 @@ def write_atomically(path: Path, data: bytes) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-    fsync_directory(path.parent)
+    DISK.fsync_dir(path.parent)
 
 
 class FileSnapshotStore:

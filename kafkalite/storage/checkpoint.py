@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from kafkalite.disk import DISK
+
 
 def write_atomically(path: Path, text: str, *, durable: bool = True) -> None:
     tmp = path.with_name(path.name + ".tmp")
@@ -19,10 +21,5 @@ def write_atomically(path: Path, text: str, *, durable: bool = True) -> None:
             f.flush()
             os.fsync(f.fileno())
     os.replace(tmp, path)
-    if not durable:
-        return
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    if durable:
+        DISK.fsync_dir(path.parent)

@@ -34,6 +34,7 @@ from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from pathlib import Path
 
+from kafkalite.disk import DISK, Disk
 from kafkalite.protocol.record_batch import (
     InvalidBatchError,
     RecordBatchHeader,
@@ -57,7 +58,7 @@ from kafkalite.storage.log_validator import validate_leader_batch
 from kafkalite.storage.producer_snapshot import ProducerSnapshots
 from kafkalite.storage.producer_state import AppendOrigin, ProducerStateManager
 from kafkalite.storage.segment import LogSegment
-from kafkalite.storage.segment_swap import cleaned_path, swap_in
+from kafkalite.storage.segment_swap import discard, seal, swap_in
 from kafkalite.storage.txn_index import AbortedTxn
 
 _READ_CHUNK = 1 << 20
@@ -86,12 +87,15 @@ class Log:
         config: LogConfig,
         now_ms: Callable[[], int],
         flusher: Executor | None = None,
+        disk: Disk = DISK,
     ) -> None:
         self.dir = directory
         self.config = config
         self.now_ms = now_ms
         self.flusher = flusher
         """Where closed segments are fsynced (a thread; None: at once, in the caller)."""
+        self.disk = disk
+        """How files are replaced step by step (``segment_swap``)."""
         self._flushes: deque[tuple[int, Future[None]]] = deque()
         """Background fsyncs not yet counted: (the offset they make durable, the fsync)."""
         self.segments: list[LogSegment] = []
@@ -109,9 +113,10 @@ class Log:
         config: LogConfig,
         now_ms: Callable[[], int],
         flusher: Executor | None = None,
+        disk: Disk = DISK,
     ) -> Log:
         directory.mkdir(parents=True, exist_ok=True)
-        plog = cls(directory, config, now_ms, flusher)
+        plog = cls(directory, config, now_ms, flusher, disk)
         load(plog)
         return plog
 
@@ -367,16 +372,15 @@ class Log:
             and at + len(group) < len(self.segments)  # never the active segment
         )
         if not unchanged:
-            cleaned_path(self.dir, base).unlink(missing_ok=True)
+            discard(self.dir, base, self.disk)
             return False
         modified_ns = max(s.last_modified_ns for s in group)
+        seal(self.dir, base, aborted, self.disk)
         for segment in group:
             segment.close()
-        swap_in(self.dir, base, [s.base_offset for s in group])
-        cleaned = LogSegment(self.dir, base, group[0].created_ms)
+        swap_in(self.dir, base, [s.base_offset for s in group], group[-1].next_offset, self.disk)
+        cleaned = LogSegment(self.dir, base, group[0].created_ms)  # with the swapped index
         cleaned.load(self.config.index_interval_bytes)
-        for txn in aborted:
-            cleaned.txn_index.append(txn)
         cleaned.set_last_modified_ns(modified_ns)  # tombstones age from the originals
         self.segments[at : at + len(group)] = [cleaned]
         return True

@@ -30,7 +30,7 @@ CLEAN_SHUTDOWN = "clean-shutdown"
 def load(plog: Log) -> None:
     """Fill a freshly made, empty ``plog`` from its directory, recovering as needed."""
     directory = plog.dir
-    finish_interrupted_swaps(directory)
+    finish_interrupted_swaps(directory, plog.disk)
     clean = (directory / CLEAN_SHUTDOWN).exists()
     plog.log_start_offset = read_int(directory / "log-start-offset", 0)
     plog.recovery_point = read_int(directory / "recovery-point", 0)

@@ -28,6 +28,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kafkalite.disk import DISK
+
 _ENTRY = struct.Struct(">hqqqq")
 ENTRY_SIZE = _ENTRY.size
 VERSION = 0
@@ -80,7 +82,7 @@ class TransactionIndex:
             self.path.unlink(missing_ok=True)
             return
         tmp = self.path.with_suffix(".txnindex.tmp")
-        tmp.write_bytes(b"".join(_entry(t) for t in self.entries))
+        tmp.write_bytes(encode_entries(self.entries))
         os.replace(tmp, self.path)
 
     def overlapping(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
@@ -91,15 +93,16 @@ class TransactionIndex:
 
     def flush(self) -> None:
         if self.path.exists():
-            fd = os.open(self.path, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            DISK.fsync(self.path)
 
     def delete(self) -> None:
         self.entries = []
         self.path.unlink(missing_ok=True)
+
+
+def encode_entries(entries: Iterable[AbortedTxn]) -> bytes:
+    """A ``.txnindex`` file's bytes."""
+    return b"".join(_entry(t) for t in entries)
 
 
 def _entry(txn: AbortedTxn) -> bytes:

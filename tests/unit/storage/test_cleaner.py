@@ -236,7 +236,9 @@ def test_a_crash_during_a_swap_is_finished_or_undone_on_open(tmp_path: Path) -> 
     first = tmp_path / "t-0" / f"{0:020d}.log"
     batches = first.read_bytes()
     keep = next(iter_batches(batches))[1].size_in_bytes
-    (tmp_path / "t-0" / f"{0:020d}.log.swap").write_bytes(batches[:keep])  # crashed mid-swap
+    second = sorted(int(p.stem) for p in (tmp_path / "t-0").glob("*.log"))[1]
+    swap = tmp_path / "t-0" / f"{0:020d}.{second:020d}.log.swap"  # the copy of segment 0
+    swap.write_bytes(batches[:keep])  # crashed mid-swap
     reopened = compacted(tmp_path / "t-0")
     assert reopened.log_end_offset == end
     assert next(o for o, _, _ in read_all(reopened)) == 0
