@@ -24,7 +24,9 @@ from kafka.admin import NewTopic as KNewTopic
 
 from kafkalite.cluster import Cluster
 from kafkalite.metadata.config_defs import BROKER_CONFIGS
+from kafkalite.metadata.group_configs import GROUP_CONFIGS
 from tests.conftest import LAB_CONFIGS
+from tests.docs.test_not_applied_settings import NOT_APPLIED
 from tests.support.ports import free_base_port
 
 pytestmark = pytest.mark.interop
@@ -198,3 +200,32 @@ def test_group_settings_with_both_admin_clients(bootstrap: str) -> None:
     # source 8 (GROUP_CONFIG), which kafka-python calls DYNAMIC_GROUP_CONFIG
     assert described["consumer.heartbeat.interval.ms"]["config_source"] == "DYNAMIC_GROUP_CONFIG"
     assert described["consumer.session.timeout.ms"]["value"] == "50000"
+
+
+def test_describe_configs_says_not_applied_of_exactly_the_accepted_settings(
+    started: Cluster,
+) -> None:
+    """The documentation DescribeConfigs returns, through kafka-python: "accepted, not
+    applied here" for exactly the settings ``tests/docs/test_not_applied_settings`` holds
+    the README and docs/ to (read from the definitions, as this is)."""
+    topic = "not-applied"
+    admin = KafkaAdminClient(bootstrap_servers=started.bootstrap_servers)
+    try:
+        admin.create_topics([KNewTopic(topic, 1, 1)])
+        described = admin.describe_configs(
+            [
+                KConfigResource(ConfigResourceType.BROKER, "1"),
+                KConfigResource(ConfigResourceType.TOPIC, topic),
+            ],
+            config_filter="all",
+        )
+    finally:
+        admin.close()
+    said = {
+        name
+        for resources in described.values()
+        for configs in resources.values()
+        for name, config in configs.items()
+        if "accepted, not applied here" in (config["documentation"] or "")
+    }
+    assert said == NOT_APPLIED - GROUP_CONFIGS.keys()
