@@ -20,7 +20,7 @@ from typing import Any
 from rich.console import Console
 from rich.live import Live
 
-from kafkalite.cli.events_view import event_line
+from kafkalite.cli.events_view import NOW_LINE, RECENT_EVENTS, event_line, recent
 from kafkalite.cli.reports import down_report, fault_report, heal_all_report, restart_report
 from kafkalite.cli.shell import DEFAULT_DIR, Shell, this_program
 from kafkalite.cli.status_view import status_table
@@ -78,12 +78,28 @@ def _parser() -> argparse.ArgumentParser:
     status.add_argument("--dir", default=DEFAULT_DIR, help="the cluster's folder")
     status.add_argument("--json", action="store_true", help="print the snapshot as JSON")
     status.add_argument(
-        "--watch", action="store_true", help=f"redraw every {REFRESH_S} s until Ctrl-C"
+        "--watch",
+        action="store_true",
+        help="redraw it every interval until Ctrl-C (without a terminal: print one table "
+        "after another)",
+    )
+    status.add_argument(
+        "--interval", type=float, default=REFRESH_S, metavar="SECONDS", help="for --watch"
     )
 
     events = command("events", "what happened: elections, ISR changes, truncations, fences")
     events.add_argument("--dir", default=DEFAULT_DIR, help="the cluster's folder")
-    events.add_argument("--follow", action="store_true", help="keep printing new events")
+    events.add_argument(
+        "--follow",
+        action="store_true",
+        help=f"start at the present (the last {RECENT_EVENTS} events), then print new ones",
+    )
+    events.add_argument(
+        "--replay",
+        "--since-start",
+        action="store_true",
+        help="with --follow: start from every event the brokers still hold",
+    )
     events.add_argument(
         "--type",
         action="append",
@@ -155,14 +171,19 @@ def _status(args: argparse.Namespace) -> int:
     if not args.watch:
         console.print(status_table(cluster.status()))
         return 0
-    with Live(status_table(_now(cluster)), console=console, auto_refresh=False) as live:
-        try:
-            while True:
-                time.sleep(REFRESH_S)
-                live.update(status_table(_now(cluster)), refresh=True)
-        except KeyboardInterrupt:
-            pass
-    return 0
+    try:
+        if console.is_terminal:
+            with Live(status_table(_now(cluster)), console=console, auto_refresh=False) as live:
+                while True:
+                    time.sleep(args.interval)
+                    live.update(status_table(_now(cluster)), refresh=True)
+        while True:  # a pipe or a file: one dated table after another, nothing redrawn
+            console.print(f"-- {time.strftime('%H:%M:%S')} --")
+            console.print(status_table(_now(cluster)))
+            console.file.flush()
+            time.sleep(args.interval)
+    except KeyboardInterrupt:
+        return 0
 
 
 def _now(cluster: Cluster) -> dict[str, Any]:
@@ -174,18 +195,30 @@ def _now(cluster: Cluster) -> dict[str, Any]:
 
 
 def _events(args: argparse.Namespace) -> int:
+    """Without ``--follow``: every event the brokers hold. With it: the news, after the
+    last ``RECENT_EVENTS`` for context (``--replay``: after all of them); a line on stderr
+    divides what had happened from what happens now."""
     cluster = attach_cluster(Path(args.dir))
     stream = cluster.event_stream()
     wanted = set(args.type)
+
+    def shown(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [e for e in events if not wanted or e["type"] in wanted]
+
+    history = shown(stream.poll(cluster.broker_states()))
+    if args.follow and not args.replay:
+        history = recent(history, RECENT_EVENTS)
+    for event in history:
+        print(event_line(event), flush=True)
+    if not args.follow:
+        return 0
+    print(NOW_LINE, file=sys.stderr, flush=True)
     try:
         while True:
-            for event in stream.poll(cluster.broker_states()):
-                if not wanted or event["type"] in wanted:
-                    print(event_line(event), flush=True)
-            if not args.follow:
-                return 0
             time.sleep(REFRESH_S)
             cluster.follow_other_shells()
+            for event in shown(stream.poll(cluster.broker_states())):
+                print(event_line(event), flush=True)
     except KeyboardInterrupt:
         return 0
 

@@ -2,6 +2,10 @@
 
 Pure: events in (as ``/events`` gives them), text out. Events a starting broker re-emitted
 while replaying the metadata log are marked ``(replay)``: history, not news.
+
+``--follow`` opens with the last few events, not the hundreds a cluster has logged since it
+started (a restarted broker alone re-emits one per metadata record it replays), so the
+first screen shows where things stand and the news follows.
 """
 
 from __future__ import annotations
@@ -11,6 +15,13 @@ import json
 from typing import Any
 
 FRAME = ("seq", "time_ms", "broker", "type", "replay")
+RECENT_EVENTS = 20
+NOW_LINE = "-- the events above had happened; new ones follow as they happen (Ctrl-C stops) --"
+
+
+def recent(events: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+    """The last ``count`` events that are news: a metadata replay re-tells older ones."""
+    return [e for e in events if not e.get("replay")][-count:]
 
 
 def event_line(event: dict[str, Any]) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich import box
 from rich.console import Group
 from rich.table import Table
 
@@ -16,11 +17,32 @@ ABORTED_SHOWN = 3
 
 
 def status_table(status: dict[str, Any]) -> Group:
-    brokers = Table(title="brokers")
+    """Every table of the snapshot, made to fit an 80-column terminal: offsets are never
+    cut (their columns do not wrap), a topic name or a partition's replicas go on to a
+    second line instead, and transactions on partitions get a table of their own, drawn
+    only when there are some."""
+    tables = [brokers_table(status["brokers"]), partitions_table(status["partitions"])]
+    with_transactions = [
+        p
+        for p in status["partitions"]
+        if p.get("open_transactions") or p.get("aborted_transactions")
+    ]
+    if with_transactions:
+        tables.append(partition_transactions_table(with_transactions))
+    quorum = status.get("quorum")
+    if quorum:
+        tables.append(quorum_table(quorum))
+    if status.get("transactions"):
+        tables.append(transactions_table(status["transactions"]))
+    return Group(*tables)
+
+
+def brokers_table(brokers: list[dict[str, Any]]) -> Table:
+    table = _table("brokers")
     for column in ("id", "address", "state", "controller", "loop lag", "slow"):
-        brokers.add_column(column)
-    for b in status["brokers"]:
-        brokers.add_row(
+        table.add_column(column, no_wrap=column != "address")
+    for b in brokers:
+        table.add_row(
             str(b["id"]),
             b["address"],
             b["state"],
@@ -28,23 +50,24 @@ def status_table(status: dict[str, Any]) -> Group:
             _ms(b.get("loop_lag_ms")),
             _ms(b.get("slow_ms")),
         )
-    partitions = Table(title="partitions")
-    for column in (
-        "topic",
-        "partition",
-        "leader",
-        "epoch",
-        "isr",
-        "HW",
-        "LSO",
-        "replicas (LEO/HW)",
-        "open txns (pid.epoch@first)",
-        "aborted txns (pid@first-last)",
-    ):
-        partitions.add_column(column)
-    for p in status["partitions"]:
-        replicas = "  ".join(f"{r['broker']}:{replica_cell(r)}" for r in p["replicas"])
-        partitions.add_row(
+    return table
+
+
+def partitions_table(partitions: list[dict[str, Any]]) -> Table:
+    """One row per partition: its leader, leader epoch, ISR, high watermark, last stable
+    offset, and each replica's ``broker:LEO/HW``."""
+    table = _table("partitions")
+    table.add_column("topic", overflow="fold")
+    for column in ("p", "leader", "epoch", "isr", "HW", "LSO"):
+        table.add_column(column, no_wrap=True, justify="right" if column != "isr" else "left")
+    cells = [f"{r['broker']}:{replica_cell(r)}" for p in partitions for r in p["replicas"]]
+    table.add_column(
+        "replicas  broker:LEO/HW",
+        min_width=max(map(len, ["broker:LEO/HW", *cells])),
+        overflow="fold",
+    )
+    for p in partitions:
+        table.add_row(
             p["topic"],
             str(p["partition"]),
             str(p["leader"]),
@@ -52,20 +75,28 @@ def status_table(status: dict[str, Any]) -> Group:
             ",".join(map(str, p["isr"])),
             str(p["high_watermark"]),
             str(p["last_stable_offset"]),
-            replicas,
+            " ".join(f"{r['broker']}:{replica_cell(r)}" for r in p["replicas"]),
+        )
+    return table
+
+
+def partition_transactions_table(partitions: list[dict[str, Any]]) -> Table:
+    """The open transactions that hold each partition's LSO back, and the latest aborted
+    ones its read_committed readers skip."""
+    table = _table("transactions on partitions")
+    table.add_column("partition", overflow="fold")
+    table.add_column("open  pid.epoch@first")
+    table.add_column("aborted  pid@first-last")
+    for p in partitions:
+        table.add_row(
+            f"{p['topic']}-{p['partition']}",
             " ".join(
                 f"{t['producer_id']}.{t['producer_epoch']}@{t['first_offset']}"
                 for t in p.get("open_transactions", [])
             ),
             aborted_cell(p.get("aborted_transactions") or []),
         )
-    tables = [brokers, partitions]
-    quorum = status.get("quorum")
-    if quorum:
-        tables.append(quorum_table(quorum))
-    if status.get("transactions"):
-        tables.append(transactions_table(status["transactions"]))
-    return Group(*tables)
+    return table
 
 
 def replica_cell(replica: dict[str, Any]) -> str:
@@ -88,13 +119,19 @@ def aborted_cell(aborted: list[dict[str, Any]]) -> str:
     return f"{shown} (+{older} older)" if older > 0 else shown
 
 
+def _table(title: str, caption: str | None = None) -> Table:
+    """A table with a rule under its header and no outer frame: two columns narrower
+    than a boxed one, which an 80-column terminal needs."""
+    return Table(title=title, caption=caption, box=box.SIMPLE_HEAD, show_edge=False)
+
+
 def _ms(value: int | None) -> str:
     return "" if value is None else f"{value} ms"
 
 
 def quorum_table(quorum: dict[str, Any]) -> Table:
-    voters = Table(
-        title="metadata quorum",
+    voters = _table(
+        "metadata quorum",
         caption=f"leader {quorum['leader']} · epoch {quorum['epoch']} · "
         f"HW {quorum['high_watermark']}",
     )
@@ -107,16 +144,14 @@ def quorum_table(quorum: dict[str, Any]) -> Table:
 
 def transactions_table(transactions: list[dict[str, Any]]) -> Table:
     """Each transactional id with its coordinator's view: state and partitions."""
-    table = Table(title="transactions (from their coordinators)")
-    for column in (
-        "transactional.id",
-        "producer (id.epoch)",
-        "state",
-        "partitions",
-        "coordinator",
-        "timeout ms",
-    ):
-        table.add_column(column)
+    table = _table("transactions (from their coordinators)")
+    table.add_column("transactional.id", overflow="fold")
+    table.add_column("producer id.epoch", no_wrap=True)
+    table.add_column("state", no_wrap=True)
+    names = [name for t in transactions for name in t["partitions"]]
+    table.add_column("partitions", min_width=max(map(len, ["partitions", *names])))
+    table.add_column("coordinator", no_wrap=True)
+    table.add_column("timeout", no_wrap=True)
     for t in transactions:
         table.add_row(
             t["transactional_id"],
@@ -124,6 +159,6 @@ def transactions_table(transactions: list[dict[str, Any]]) -> Table:
             t["state"],
             " ".join(t["partitions"]),
             str(t.get("coordinator", "")),
-            str(t["timeout_ms"]),
+            _ms(t["timeout_ms"]),
         )
     return table

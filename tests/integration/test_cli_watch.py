@@ -15,10 +15,12 @@ from pathlib import Path
 
 import psutil
 import pytest
+from confluent_kafka import Producer
 
 from kafkalite.cluster import Cluster
 from kafkalite.cluster.spec import ClusterSpec
 from tests.support.cli import kafkalite
+from tests.support.topics import create_topic
 from tests.support.waiting import wait_for
 
 pytestmark = [
@@ -33,12 +35,10 @@ FENCED = "broker_fenced"
 class Terminal:
     """One command running in a detached tmux session; ``screen()`` is what it shows."""
 
-    def __init__(self, command: list[str]) -> None:
+    def __init__(self, command: list[str], columns: int = 220) -> None:
         self.name = f"kafkalite-{uuid.uuid4().hex[:8]}"
-        subprocess.run(
-            ["tmux", "new-session", "-d", "-s", self.name, "-x", "220", "-y", "60", *command],
-            check=True,
-        )
+        size = ["-x", str(columns), "-y", "60"]
+        subprocess.run(["tmux", "new-session", "-d", "-s", self.name, *size, *command], check=True)
 
     def screen(self) -> str:
         shown = subprocess.run(
@@ -54,11 +54,11 @@ class Terminal:
 
 
 @pytest.fixture
-def terminal() -> Iterator[Callable[[list[str]], Terminal]]:
+def terminal() -> Iterator[Callable[..., Terminal]]:
     opened: list[Terminal] = []
 
-    def open_terminal(command: list[str]) -> Terminal:
-        opened.append(Terminal(command))
+    def open_terminal(command: list[str], columns: int = 220) -> Terminal:
+        opened.append(Terminal(command, columns))
         return opened[-1]
 
     try:
@@ -73,7 +73,7 @@ def broker_row(screen: str, address: str) -> str:
 
 
 def test_status_watch_shows_each_fault_within_two_seconds(
-    make_cluster3: Callable[..., Cluster], terminal: Callable[[list[str]], Terminal]
+    make_cluster3: Callable[..., Cluster], terminal: Callable[..., Terminal]
 ) -> None:
     cluster = make_cluster3()
     root = str(cluster.spec.root)
@@ -110,8 +110,72 @@ def test_status_watch_shows_each_fault_within_two_seconds(
     assert not restarted.is_running() or restarted.status() == psutil.STATUS_ZOMBIE
 
 
+@pytest.mark.parametrize("columns", [80, 120])
+def test_status_fits_the_terminal_with_every_offset_shown(
+    make_cluster3: Callable[..., Cluster], terminal: Callable[..., Terminal], columns: int
+) -> None:
+    """A student's terminal is often 80 columns wide: nothing is cut short (rich marks a
+    cut with an ellipsis), and each replica's LEO/HW is there whole."""
+    cluster = make_cluster3()
+    topic = "a-topic-with-a-rather-long-name"
+    create_topic(cluster.bootstrap_servers, topic, 3, 3)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all"})
+    for n in range(123):
+        producer.produce(topic, f"record-{n}".encode(), partition=n % 3)
+    assert producer.flush(30) == 0
+    end = {p: 41 for p in range(3)}
+    root = str(cluster.spec.root)
+    for command in (["status"], ["status", "--watch"]):
+        shown = terminal(
+            [
+                "bash",
+                "-c",
+                f"{sys.executable} -m kafkalite {' '.join(command)} --dir {root}; sleep 60",
+            ],
+            columns,
+        )
+
+        def settled(shown: Terminal = shown) -> str | None:
+            screen = shown.screen()
+            return screen if screen.count(f"{end[0]}/{end[0]}") >= 9 else None
+
+        screen = wait_for(settled, 30, f"`{' '.join(command)}` with every replica at 41/41")
+        assert "…" not in screen, screen
+        assert max(map(len, screen.splitlines())) <= columns
+        assert "HW" in screen and "LSO" in screen and "leader" in screen
+
+
+def test_status_watch_without_a_terminal_prints_a_table_every_interval(
+    make_cluster3: Callable[..., Cluster], tmp_path: Path
+) -> None:
+    root = str(make_cluster3().spec.root)
+    out = tmp_path / "watch.txt"
+    with out.open("w") as piped:
+        watch = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "kafkalite",
+                "status",
+                "--watch",
+                "--interval",
+                "0.2",
+                "--dir",
+                root,
+            ],
+            stdout=piped,
+        )
+    try:
+        wait_for(lambda: out.read_text().count("partitions") >= 3, 30, "three tables")
+    finally:
+        watch.terminate()
+        watch.wait(10)
+    frames = out.read_text().split("\n-- ")
+    assert len(frames) >= 3 and all("brokers" in f and "quorum" in f for f in frames[:3])
+
+
 def test_events_follow_prints_an_election_and_commands_say_what_they_did(
-    make_cluster3: Callable[..., Cluster], terminal: Callable[[list[str]], Terminal]
+    make_cluster3: Callable[..., Cluster], terminal: Callable[..., Terminal]
 ) -> None:
     cluster = make_cluster3()
     root = str(cluster.spec.root)

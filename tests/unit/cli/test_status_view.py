@@ -68,7 +68,7 @@ def test_the_latest_aborted_transactions_of_a_partition_are_shown() -> None:
         {"producer_id": 7, "first_offset": 2, "last_offset": 3},
         {"producer_id": 9, "first_offset": 5, "last_offset": 8},
     ]
-    line = next(line for line in rendered(status).splitlines() if "orders" in line)
+    line = next(line for line in rendered(status).splitlines() if "orders-0" in line)
     assert "7@2-3 9@5-8" in line
 
 
@@ -107,3 +107,30 @@ def test_a_replica_whose_broker_did_not_answer_says_why(state: str, cell: str) -
     row = {"broker": 2, "state": state, "log_end_offset": None, "high_watermark": None}
     assert replica_cell(row) == cell
     assert replica_cell({**row, "log_end_offset": 5, "high_watermark": 4}) == "5/4"
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_tables_fit_the_width_with_every_offset_whole(width: int) -> None:
+    status = snapshot([])
+    status["partitions"] = [
+        {
+            **status["partitions"][0],
+            "topic": "payments-ledger-with-a-long-name",
+            "partition": p,
+            "high_watermark": 123456,
+            "last_stable_offset": 123400,
+            "replicas": [
+                {"broker": b, "log_end_offset": 123456 + b, "high_watermark": 123456}
+                for b in (1, 2, 3)
+            ],
+        }
+        for p in range(3)
+    ]
+    console = Console(record=True, width=width)
+    console.print(status_table(status))
+    text = console.export_text()
+    assert max(map(len, text.splitlines())) <= width
+    assert "…" not in text
+    for b in (1, 2, 3):
+        assert f"{b}:{123456 + b}/123456" in text
+    assert "123400" in text and "7.2@4" in text
