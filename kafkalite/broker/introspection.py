@@ -60,6 +60,8 @@ def broker_state(broker: Broker, gc_state: dict[str, Any]) -> dict[str, Any]:
                         if f.log_end_offset >= 0
                         else None,
                         "last_caught_up_time_ms": f.last_caught_up_time_ms,
+                        # its Fetch waits here for news (replica.fetch.wait.max.ms)
+                        "fetch_waiting": f.fetch_held_until_ms >= 0,
                         "in_isr": f.broker_id in p.isr,
                     }
                     for f in p.followers.values()

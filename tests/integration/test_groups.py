@@ -8,6 +8,7 @@ import json
 import logging
 import multiprocessing
 import os
+import re
 import signal
 import time
 import urllib.request
@@ -72,10 +73,11 @@ def _poll_loop(poll: Callable[[], set[int]], assigned: Any, stop: Any, busy: Any
 def _kafka_python_member(
     bootstrap: str, topic: str, group: str, controls: tuple[Any, Any, Any], log_file: str
 ) -> None:
-    """kafka-python logs what its coordinator does, to explain a failure."""
+    """kafka-python logs what its coordinator does, to explain a failure, and each request
+    and write to its sockets (``kafka.net``), to tell when one is on the wire."""
     handler = logging.FileHandler(log_file)
     handler.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(name)s %(message)s"))
-    for name in ("kafka.coordinator", "kafka.consumer.subscription_state"):
+    for name in ("kafka.coordinator", "kafka.consumer.subscription_state", "kafka.net"):
         logging.getLogger(name).addHandler(handler)
         logging.getLogger(name).setLevel(logging.DEBUG)
     options = {k.replace(".", "_"): v for k, v in GROUP_CONFIG.items()}
@@ -162,6 +164,26 @@ def _group_events(bootstrap: str) -> list[dict]:
         return [e for e in json.loads(r.read())["events"] if e["type"].startswith("group")]
 
 
+_JOIN_REQUEST = re.compile(r"host=\[([^\]]+)\].* Request \d+: JoinGroupRequest")
+
+
+def _join_requests(lines: list[str]) -> list[tuple[int, str]]:
+    """Where kafka-python's connections made a JoinGroup request: (line, socket)."""
+    return [(i, m.group(1)) for i, x in enumerate(lines) if (m := _JOIN_REQUEST.search(x))]
+
+
+def _join_sent(log_file: Path, before: int) -> bool:
+    """Whether the JoinGroup after the first ``before`` was written to its socket: the
+    socket's transport logs each write after the request was queued on it, and a write
+    sends everything queued."""
+    lines = log_file.read_text().splitlines()
+    requests = _join_requests(lines)
+    if len(requests) <= before:
+        return False
+    at, socket = requests[before]
+    return any(f"[{socket}]>: sent " in x for x in lines[at:])
+
+
 def _settle(members: list[Member], partitions: int, timeout_s: float = 40) -> None:
     """Until the members own every partition exactly once, each at least one."""
     deadline = time.monotonic() + timeout_s
@@ -237,15 +259,10 @@ def test_a_kafka_python_leader_held_up_after_a_long_join_is_not_expired(
     a, b = (Member("kafka-python", bootstrap, topic, group, tmp_path) for _ in range(2))
     _settle([a, b], 3)  # a leads the group
     b.busy(8)
-    joins = a.log_file.read_text().count("Sending JoinGroup")
+    joins = len(_join_requests(a.log_file.read_text().splitlines()))
     c = Member("kafka-python", bootstrap, topic, group, tmp_path)  # a rebalance: rejoin
-    wait_for(
-        lambda: a.log_file.read_text().count("Sending JoinGroup") > joins,
-        20,
-        "the leader's rejoin",
-    )
-    time.sleep(1)  # the JoinGroup logged is on the wire by now (margin for a loaded machine)
-    a.pause()
+    wait_for(lambda: _join_sent(a.log_file, joins), 20, "the leader's rejoin on the wire")
+    a.pause()  # its JoinGroup waits at the broker
     try:
         wait_for(
             lambda: any(

@@ -65,6 +65,23 @@ def fully_replicated(cluster: Cluster, topic: str, index: int = 0) -> dict[str, 
     return p if ok and ends == {p["high_watermark"]} else None
 
 
+def fetches_waiting(cluster: Cluster, topic: str, partitions: int) -> bool:
+    """Every follower's Fetch of each partition waits at its leader (the leader's /state:
+    it holds an idle follower's Fetch up to ``replica.fetch.wait.max.ms``)."""
+    for index in range(partitions):
+        leader = partition(cluster, topic, index)["leader"]
+        state = cluster.introspect(leader) if leader is not None else None
+        rows = [
+            p
+            for p in (state or {}).get("partitions", [])
+            if (p["topic"], p["partition"]) == (topic, index)
+        ]
+        followers = rows[0]["followers"] if rows else []
+        if len(followers) != 2 or not all(f["fetch_waiting"] for f in followers):
+            return False
+    return True
+
+
 def consume_all(cluster: Cluster, topic: str, expected: int, timeout_s: float = 30) -> list[bytes]:
     consumer = Consumer(
         {
@@ -142,8 +159,8 @@ def test_a_new_topic_is_fetched_at_once_though_the_followers_wait_at_its_leaders
     for seconds, and each leader would have dropped it from the new ISRs after
     ``replica.lag.time.max.ms`` (1 s): the topic's first acks=all writes committed with
     one copy instead of three."""
-    create_topic(cluster3, partitions=3)  # each broker leads a partition the others follow
-    time.sleep(1)  # the followers' Fetches are now held at every leader
+    first = create_topic(cluster3, partitions=3)  # each broker leads one, the others follow
+    wait_for(lambda: fetches_waiting(cluster3, first, 3), what="Fetches held at every leader")
     topic = create_topic(cluster3, partitions=3)
     producer = Producer({"bootstrap.servers": cluster3.bootstrap_servers, "acks": "all"})
     errors: list[Any] = []
@@ -170,7 +187,7 @@ def test_a_follower_killed_while_its_fetch_is_held_leaves_the_isr_after_the_lag_
     topic = create_topic(cluster, partitions=1)
     p = wait_for(lambda: fully_replicated(cluster, topic), what="3 equal replicas")
     follower = next(r for r in p["isr"] if r != p["leader"])
-    time.sleep(1.5)  # the followers' Fetches are now held at the leader
+    wait_for(lambda: fetches_waiting(cluster, topic, 1), what="the Fetches held at the leader")
     cluster.kill(follower)
     killed = time.monotonic()
     wait_for(lambda: follower not in partition(cluster, topic)["isr"], what="the ISR to shrink")
