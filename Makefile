@@ -6,8 +6,10 @@ DIR ?= .kafkalite
 BROKERS ?= 3
 PORT ?= 9092
 JUPYTER_PORT ?= 8888
+DEMO_PORT ?= 8866
+SCENARIO ?=
 
-.PHONY: setup up down status labs test test-unit test-integration lint typecheck bench clean
+.PHONY: setup up demo down status labs test test-unit test-integration lint typecheck bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,7 +28,10 @@ setup: $(VENV)/.installed
 up: setup  ## first README command: install everything, start the cluster and JupyterLab on labs/
 	$(BIN)/kafkalite lab --brokers $(BROKERS) --dir $(DIR) --kafka-port $(PORT) --port $(JUPYTER_PORT)
 
-down:  ## stop JupyterLab and the cluster
+demo: setup  ## the instructor's presenter (Voilà) on the same cluster; SCENARIO=committed opens at one
+	$(BIN)/kafkalite demo $(SCENARIO) --brokers $(BROKERS) --dir $(DIR) --kafka-port $(PORT) --port $(DEMO_PORT)
+
+down:  ## stop JupyterLab, the demo and the cluster
 	$(BIN)/kafkalite down --dir $(DIR)
 
 status:

@@ -109,18 +109,28 @@ def _parser() -> argparse.ArgumentParser:
         help="only events of this type (repeatable; kafkalite/events.py lists them)",
     )
 
-    lab = command("lab", "start (or reuse) a cluster and JupyterLab on the labs")
-    lab.add_argument("--dir", default=DEFAULT_DIR, help="the cluster's folder")
-    lab.add_argument("--brokers", type=int, default=LAB_BROKERS, help="how many brokers")
-    lab.add_argument(
-        "--kafka-port", type=int, default=LAB_BASE_PORT, help="first broker's Kafka port"
-    )
-    lab.add_argument("--config", action="append", default=[], metavar="NAME=VALUE")
-    lab.add_argument("--labs", default="labs", help="the notebooks' folder")
-    lab.add_argument("--ip", default="127.0.0.1", help="JupyterLab's address (default: loopback)")
-    lab.add_argument("--port", type=int, default=8888, help="JupyterLab's port")
+    def served(name: str, help_text: str, server: str, port: int) -> argparse.ArgumentParser:
+        """A command that starts or reuses the cluster and serves a web app beside it."""
+        served = command(name, help_text)
+        served.add_argument("--dir", default=DEFAULT_DIR, help="the cluster's folder")
+        served.add_argument("--brokers", type=int, default=LAB_BROKERS, help="how many brokers")
+        served.add_argument(
+            "--kafka-port", type=int, default=LAB_BASE_PORT, help="first broker's Kafka port"
+        )
+        served.add_argument("--config", action="append", default=[], metavar="NAME=VALUE")
+        served.add_argument("--ip", default="127.0.0.1", help=f"{server}'s address (loopback)")
+        served.add_argument("--port", type=int, default=port, help=f"{server}'s port")
+        return served
 
-    down = command("down", "stop every broker (controlled shutdown) and JupyterLab")
+    lab = served("lab", "start (or reuse) a cluster and JupyterLab on the labs", "JupyterLab", 8888)
+    lab.add_argument("--labs", default="labs", help="the notebooks' folder")
+    demo = served(
+        "demo", "start (or reuse) a cluster and the instructor's presenter", "Voilà", 8866
+    )
+    demo.add_argument("scenario", nargs="?", help="open at this scenario (--list shows them)")
+    demo.add_argument("--list", action="store_true", help="list the scenarios and exit")
+
+    down = command("down", "stop every broker (controlled shutdown), JupyterLab and the demo")
     down.add_argument("--dir", default=DEFAULT_DIR, help="the cluster's folder")
 
     for verb, help_text in VERBS.items():
@@ -241,24 +251,59 @@ def _lab(args: argparse.Namespace) -> int:
     return 0
 
 
+def _demo(args: argparse.Namespace) -> int:
+    from kafkalite.demo import catalog  # noqa: PLC0415  (light: no scenario is loaded)
+
+    if args.list:
+        for line in catalog.listing():
+            print(line)
+        return 0
+    if args.scenario is not None:
+        try:
+            catalog.scenario_info(args.scenario)
+        except KeyError as error:
+            raise ClusterError(str(error.args[0])) from None
+    from kafkalite.demo.server import open_demo  # noqa: PLC0415  (only this command needs it)
+
+    print(
+        open_demo(
+            Path(args.dir),
+            args.scenario,
+            args.brokers,
+            args.kafka_port,
+            parse_configs(args.config),
+            args.ip,
+            args.port,
+        )
+    )
+    return 0
+
+
 def _down(args: argparse.Namespace) -> int:
-    """The brokers first, then JupyterLab: a broker a notebook started (``lab.start(2)``,
-    the dashboard's start button) is a child of its kernel, and stopping JupyterLab ends
-    its kernels' process trees, which would kill that broker instead of shutting it down."""
+    """The brokers first, then JupyterLab and the demo's Voilà: a broker a notebook started
+    (``lab.start(2)``, the dashboard's start button, a demo step) is a child of its kernel,
+    and stopping a server ends its kernels' process trees, which would kill that broker
+    instead of shutting it down."""
+    from kafkalite.demo import server as demo_server  # noqa: PLC0415  (light, as below)
     from kafkalite.lab import jupyter  # noqa: PLC0415  (light: no notebook libraries)
 
     root = Path(args.dir)
+
+    def stop_servers() -> None:
+        if jupyter.stop(root):
+            print("JupyterLab stopped, with its kernels")
+        if demo_server.stop(root):
+            print("the demo's Voilà stopped, with its kernels")
+
     try:
         cluster = attach_cluster(root)
     except ClusterError:
-        if jupyter.stop(root):
-            print("JupyterLab stopped, with its kernels")
+        stop_servers()
         raise
     before = cluster.broker_states()
     cluster.down()
     report = down_report(before, cluster.broker_states())
-    if jupyter.stop(root):
-        print("JupyterLab stopped, with its kernels")
+    stop_servers()
     for line in report:
         print(line)
     return 0
@@ -321,6 +366,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "status": _status,
         "events": _events,
         "lab": _lab,
+        "demo": _demo,
         "down": _down,
         "broker": _broker,
         **dict.fromkeys(VERBS, _fault),

@@ -47,6 +47,8 @@ class JupyterServer:
     port: int
     token: str
     root_dir: str
+    probe: str = "/api/status"
+    """A page the server answers once it is up (Voilà has no ``/api/status``)."""
 
     @property
     def base_url(self) -> str:
@@ -62,7 +64,7 @@ class JupyterServer:
         """The server answers its API with this token (what a browser would need)."""
         host = "127.0.0.1" if self.ip in ("0.0.0.0", "") else self.ip
         request = urllib.request.Request(
-            f"http://{host}:{self.port}/api/status",
+            f"http://{host}:{self.port}{self.probe}",
             headers={"Authorization": f"token {self.token}"},
         )
         try:
@@ -82,9 +84,9 @@ class JupyterServer:
         return process
 
 
-def load(cluster_dir: Path) -> JupyterServer | None:
+def load(cluster_dir: Path, state_file: str = STATE_FILE) -> JupyterServer | None:
     """The server recorded in ``cluster_dir``, if its process still runs."""
-    path = cluster_dir / STATE_FILE
+    path = cluster_dir / state_file
     if not path.exists():
         return None
     try:
@@ -111,7 +113,7 @@ def start(
     if not labs_dir.is_dir():
         raise ClusterError(f"no labs folder at {labs_dir}")
     check_port_free(ip if ip not in ("0.0.0.0", "") else "0.0.0.0", port)
-    token = secrets.token_hex(24)
+    token = new_token()
     workspaces = cluster_dir / WORKSPACES
     shutil.rmtree(workspaces, ignore_errors=True)
     workspaces.mkdir(parents=True)
@@ -132,36 +134,59 @@ def start(
     ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         command.append("--allow-root")  # course containers often run as root
+    server = JupyterServer(0, ip, port, token, str(labs_dir.resolve()))
+    return launch(cluster_dir, command, server, STATE_FILE, LOG_FILE, ready_timeout_s), True
+
+
+def new_token() -> str:
+    return secrets.token_hex(24)
+
+
+def launch(
+    cluster_dir: Path,
+    command: list[str],
+    server: JupyterServer,
+    state_file: str,
+    log_file: str,
+    ready_timeout_s: float = READY_TIMEOUT_S,
+    name: str = "JupyterLab",
+) -> JupyterServer:
+    """Run ``command`` (a Jupyter server: JupyterLab, or Voilà for ``kafkalite demo``) in
+    the background with ``KAFKALITE_DIR`` set to the cluster, record it in ``state_file``
+    and wait until it answers ``server.probe``; returns ``server`` with its pid."""
     env = {**os.environ, ENV_DIR: str(cluster_dir.resolve())}
     cluster_dir.mkdir(parents=True, exist_ok=True)
-    with (cluster_dir / LOG_FILE).open("ab") as log:
+    with (cluster_dir / log_file).open("ab") as log:
         process = subprocess.Popen(
             command,
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             env=env,
-            start_new_session=True,  # outlives `kafkalite lab`, as the brokers do
+            start_new_session=True,  # outlives the command that started it, as the brokers do
         )
-    server = JupyterServer(process.pid, ip, port, token, str(labs_dir.resolve()))
-    (cluster_dir / STATE_FILE).write_text(json.dumps(asdict(server), indent=2) + "\n")
+    server.pid = process.pid
+    (cluster_dir / state_file).write_text(json.dumps(asdict(server), indent=2) + "\n")
     deadline = time.monotonic() + ready_timeout_s
     while not server.reachable(timeout_s=1.0):
         if process.poll() is not None or time.monotonic() > deadline:
-            stop(cluster_dir)
+            stop(cluster_dir, state_file=state_file)
             raise ClusterError(
-                f"JupyterLab did not start; see {cluster_dir / LOG_FILE}:\n"
-                + _tail(cluster_dir / LOG_FILE)
+                f"{name} did not start; see {cluster_dir / log_file}:\n"
+                + _tail(cluster_dir / log_file)
             )
         time.sleep(0.1)
-    return server, True
+    return server
 
 
-def stop(cluster_dir: Path, timeout_s: float = STOP_TIMEOUT_S) -> bool:
-    """Stop the JupyterLab serving this cluster and every kernel it started; True if one
-    was running. SIGTERM lets it shut its kernels down; anything left is killed."""
-    path = cluster_dir / STATE_FILE
-    server = load(cluster_dir)
+def stop(
+    cluster_dir: Path, timeout_s: float = STOP_TIMEOUT_S, state_file: str = STATE_FILE
+) -> bool:
+    """Stop the server recorded in ``state_file`` (JupyterLab by default) and every kernel
+    it started; True if one was running. SIGTERM lets it shut its kernels down; anything
+    left is killed."""
+    path = cluster_dir / state_file
+    server = load(cluster_dir, state_file)
     if server is None:
         path.unlink(missing_ok=True)
         return False

@@ -172,12 +172,21 @@ class DashboardModel:
             feed=tuple(self.feed.items),
             controller=quorum.get("leader"),
             quorum_epoch=quorum.get("epoch"),
-            transactions=tuple(snapshot.get("transactions") or ()),
+            transactions=tuple(
+                t for t in snapshot.get("transactions") or () if self._shown_transaction(t)
+            ),
         )
 
     def _shown(self, topic: str | None) -> bool:
         """An event about no topic (a broker fenced, a new controller) is always shown."""
         return self.shown_topics is None or topic is None or topic in self.shown_topics
+
+    def _shown_transaction(self, txn: Mapping[str, Any]) -> bool:
+        """A transaction is shown if it wrote to a shown topic (partitions ``topic-N``)."""
+        if self.shown_topics is None:
+            return True
+        written = {str(p).rpartition("-")[0] for p in txn.get("partitions") or ()}
+        return bool(written & self.shown_topics)
 
     def _remember_truncations(self, events: list[dict[str, Any]], now_ms: int) -> None:
         for e in events:

@@ -146,7 +146,13 @@ def test_a_presenter_draws_only_the_shown_topics_and_their_events() -> None:
         event(1, "leader_elected", topic="pay", partition=0, leader=1, leader_epoch=3),
         event(2, "broker_fenced", broker_id=3),
     ]
+    snap["transactions"] = [
+        {"transactional_id": "bank", "state": "Ongoing", "partitions": ["pay-0"]},
+        {"transactional_id": "shop", "state": "Ongoing", "partitions": ["other-0"]},
+        {"transactional_id": "done", "state": "CompleteCommit", "partitions": []},
+    ]
     state = DashboardModel(shown_topics=frozenset({"pay"})).update(snap, events, NOW)
+    assert [t["transactional_id"] for t in state.transactions] == ["bank"]
     assert [p.topic for p in state.partitions] == ["pay"]
     assert [i.type for i in state.feed] == ["broker_fenced", "leader_elected"]
     assert "other" not in render_html(state)
