@@ -43,8 +43,15 @@ class EventType(StrEnum):
     """The controller unfenced ``broker_id``: it may lead and join ISRs again."""
     BROKER_SESSION_EXPIRED = "broker_session_expired"
     """The active controller heard nothing from ``broker_id`` for ``silent_ms``, longer than
-    the session it judges by (``session_ms``: ``broker.session.timeout.ms``, stretched on a
-    busy machine), and fences it: ``broker_fenced`` follows."""
+    its session (``session_ms``: ``broker.session.timeout.ms``), and fenced it (paused, cut
+    off or hung: nothing closed its connections); ``others_silent_ms`` are the other live
+    brokers' silences then."""
+    BROKER_CONNECTION_CLOSED = "broker_connection_closed"
+    """The active controller saw ``broker_id``'s connection to it close (``peer``; "quorum":
+    its voter's connection was found refused or reset when this controller was elected):
+    its process is gone, since the operating system closes a killed process's sockets. The
+    broker is fenced at once, without waiting out its session (the one place Kafka-Lite
+    departs from KRaft)."""
     TOPIC_CREATED = "topic_created"
     """A topic was created (``topic``, ``topic_id``)."""
     TOPIC_DELETED = "topic_deleted"

@@ -1,10 +1,9 @@
 """The largest value seen in the last few seconds, for signals that come in spikes.
 
-An event loop's lag, a contact's lateness, a crowded CPU: each is judged by its worst
-recent value, since a machine that stalled a broker a moment ago may stall it again.
-Kept as a monotonic queue (each kept value larger than every later one), so recording
-and reading cost O(1) amortised however often samples come. Pure: the caller passes the
-time.
+An event loop's lag (``broker.loop_lag``) is judged by its worst recent value: a loop
+that stalled a moment ago may stall again, and ``status`` should still show it. Kept as a
+monotonic queue (each kept value larger than every later one), so recording and reading
+cost O(1) amortised however often samples come. Pure: the caller passes the time.
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ def broker_handlers(broker: Broker) -> tuple[h.HandlerTable, h.HandlerTable]:
             h.OffsetApis(groups, image, emit, now_ms),
             h.ProduceApi(replicas, image),
             h.ProducerApis(transactions, broker.producer_ids.next_id, replicas, emit),
-            h.QuorumApis(broker.quorum, broker.voters),
+            h.QuorumApis(broker.quorum, broker.voters, controller.service.watch_connection),
             h.ReassignmentApis(controller, image),
             h.TopicApis(controller, image),
             h.TopicPartitionsApi(image),

@@ -33,18 +33,17 @@ from kafkalite.broker.group_offsets import BrokerOffsetsTopic
 from kafkalite.broker.isr_manager import IsrManager
 from kafkalite.broker.lifecycle import BrokerLifecycle
 from kafkalite.broker.log_cleaner import LogCleanerManager
-from kafkalite.broker.loop_lag import CONTROL_INTERVAL_S, LoopLagMonitor
+from kafkalite.broker.loop_lag import LoopLagMonitor
 from kafkalite.broker.metadata_publisher import MetadataPublisher
 from kafkalite.broker.partition_events import emit_partition_change
 from kafkalite.broker.producer_ids import ProducerIdManager
 from kafkalite.broker.raft_quorum import RaftQuorum, VoterAddress, parse_voters
 from kafkalite.broker.replica_fetcher import ReplicaFetcherManager
 from kafkalite.broker.replica_manager import ReplicaManager
-from kafkalite.broker.run_queue import RunQueueMonitor
 from kafkalite.broker.server import KafkaServer
 from kafkalite.broker.transaction_state import BrokerTransactionStateTopic
 from kafkalite.broker.txn_marker_channel import BrokerMarkerChannel
-from kafkalite.controller.quorum_controller import QuorumController
+from kafkalite.controller.controller_image import ControllerImage
 from kafkalite.coordinator.group.coordinator import GroupCoordinator
 from kafkalite.coordinator.transaction.coordinator import TransactionConfig, TransactionCoordinator
 from kafkalite.events import EventType
@@ -128,11 +127,9 @@ class Broker:
             f"broker-{config.broker_id}-control", self.supervisor.spawn
         )
         self.loop_lag = LoopLagMonitor()
-        self.control_loop_lag = LoopLagMonitor(CONTROL_INTERVAL_S)
-        self.run_queue = RunQueueMonitor()
-        controller_image = MetadataImage()
-        """The controller's own image, replayed on the control plane: it validates and
-        snapshots against it, never against the main loop's."""
+        controller_images = ControllerImage()
+        """The controller's own images, replayed on the control plane: it decides against
+        them and snapshots the committed one, never the main loop's image."""
         voters = self.voters
         self.quorum = RaftQuorum(
             config.broker_id,
@@ -141,11 +138,11 @@ class Broker:
             RaftConfig.from_properties(config.overrides),
             self.cluster_id,
             self.events.emit,
-            controller_image.to_records,
+            controller_images.committed.to_records,
             config.static_int("metadata.log.max.record.bytes.between.snapshots"),
         )
-        self.quorum.register(lambda offset, record: controller_image.replay(record, offset))
-        self.quorum.on_snapshot(lambda offset, records: _reload(controller_image, offset, records))
+        self.quorum.register(controller_images.replay_committed)
+        self.quorum.on_snapshot(controller_images.load_snapshot)
         self.metadata_publisher = MetadataPublisher(
             self.control_plane.to_main, self.supervisor.on_death
         )
@@ -158,12 +155,10 @@ class Broker:
             self.quorum,
             ControllerService(
                 self.quorum,
-                QuorumController(controller_image),
-                now_ms,
+                controller_images,
+                self.quorum.clock.now,
                 self.supervisor.spawn,
                 self.events.emit,
-                self.control_loop_lag.lag_ms,
-                self.run_queue.per_cpu,
             ),
             voters,
             self.control_plane,
@@ -271,8 +266,6 @@ class Broker:
         self.events.replaying = True
         self.control_plane.start()
         self._tasks.append(self.supervisor.spawn(self.loop_lag.run(), "loop-lag"))
-        self.control_plane.spawn(self.control_loop_lag.run(), "control-loop-lag")
-        self.control_plane.spawn(self.run_queue.run(), "run-queue")
         caught_up = await self.control_plane.run(self._start_control_plane())
         while self.applied_end_offset < caught_up:
             await asyncio.sleep(0.01)  # the records handed over are being replayed here
@@ -340,7 +333,7 @@ class Broker:
 
     def _on_snapshot(self, offset: int, records: list[MetadataRecord]) -> None:
         """A snapshot replaces the image: replay it into a fresh one, then reconcile."""
-        _reload(self.image, offset, records)
+        self.image.reload(offset, records)
         if not self.events.replaying:  # a starting broker reconciles once, caught up
             self.replica_manager.reconcile()
             self.fetchers.schedule_sync()
@@ -482,13 +475,6 @@ async def _bounded(step: str, work: Awaitable[None], timeout_s: float) -> bool:
     if not task.cancelled() and task.exception() is not None:
         log.warning("shutdown: %s failed: %r", step, task.exception())
     return True
-
-
-def _reload(image: MetadataImage, offset: int, records: list[MetadataRecord]) -> None:
-    """Replace ``image`` by a snapshot's records."""
-    image.reset()
-    for record in records:
-        image.replay(record, offset)
 
 
 def advertised_address(listeners: str) -> tuple[str, int]:

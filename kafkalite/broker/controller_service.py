@@ -1,14 +1,31 @@
-"""The active controller: the quorum leader's state machine, one operation at a time.
+"""The active controller: the quorum leader's state machine, its operations pipelined.
 
-Serialising operations is what makes validation sound: two CreateTopics for one name
-cannot both pass, because the second is checked against an image that already holds the
-first (each operation waits for its records to commit and be replayed before the next is
-validated). Kafka's controller gets the same guarantee from its single event-queue thread.
+As in Kafka's ``QuorumController``, an operation is decided against the controller's image,
+its records are appended to the metadata log and applied to that image at once, in one
+step with no ``await`` between (``_apply``): the loop runs one step at a time, so the
+next operation is decided against an image that already holds them, and two CreateTopics
+of one name cannot both pass. The operation is answered once its records are committed.
+Nothing waits for an earlier operation's commit, so a fence after a kill is not queued
+behind a flood of AlterPartition. An operation that writes nothing is answered once
+everything applied before it is committed, since its answer may rest on it (Kafka does
+the same). A controller that loses its leadership reverts its image to the committed
+records (``ControllerImage.revert``); its waiting operations fail with
+``NotControllerError`` and are retried at the new controller.
 
 Only the node whose quorum is active runs operations; anywhere else they raise
 ``NotControllerError`` and the caller (``ControllerChannel``) sends them to the leader.
-While active it also watches heartbeats, fences brokers that went silent, and moves
-leadership back to preferred replicas.
+
+While active it also judges which brokers are alive (``controller.heartbeats``):
+
+- a broker whose process is gone is fenced at once: its connection to this controller
+  closed (``watch_connection``: the operating system closes a killed process's sockets;
+  the link proxies of a local cluster pass that on), or, right after an election, the
+  quorum found its voter's connection refused or reset (``gone_voters``). A broker that
+  registered again in the meantime is not;
+- a silent broker (paused, cut off, hung: nothing closes) is fenced once its session
+  runs out.
+
+It also moves leadership back to preferred replicas.
 
 An admin change (CreateTopics, DeleteTopics, CreatePartitions, configs, elections,
 reassignments) is answered once every live broker has replayed it, as its heartbeats
@@ -25,13 +42,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+import weakref
+from collections.abc import Callable, Coroutine, Sequence
 from functools import partial
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from kafkalite.broker.context import Connection
 from kafkalite.broker.raft_quorum import STALL_SETTLE_PASSES, NotControllerError, RaftQuorum
 from kafkalite.controller.cluster_control import HeartbeatReply
-from kafkalite.controller.heartbeats import BrokerHeartbeats, Contact
+from kafkalite.controller.controller_image import ControllerImage
+from kafkalite.controller.heartbeats import BrokerHeartbeats
 from kafkalite.controller.quorum_controller import QuorumController
 from kafkalite.controller.replication_control import PREFERRED_ELECTION, AlterPartitionReply
 from kafkalite.controller.results import ApiResult, ControllerResult
@@ -44,8 +64,6 @@ from kafkalite.ticks import sleep_until_tick
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
-STALL_TOLERANCE_MS = 100
-"""A fence check this late (or later) means the controller itself was stalled."""
 PROPAGATION_TIMEOUT_S = 5.0
 """How long an admin change without a timeout of its own (configs; librdkafka's default
 ``operation_timeout`` of 0) waits for every live broker to replay it."""
@@ -58,72 +76,70 @@ class ControllerService:
     def __init__(
         self,
         quorum: RaftQuorum,
-        controller: QuorumController,
+        images: ControllerImage,
         now_ms: Callable[[], int],
         spawn: Spawn,
         emit: EventSink,
-        loop_lag_ms: Callable[[], int] = lambda: 0,
-        run_queue_per_cpu: Callable[[], float] = lambda: 0.0,
     ) -> None:
-        """``emit``: where a fence's reason goes (``broker_session_expired``);
-        ``loop_lag_ms``: how late this (the control plane's) loop has run lately;
-        ``run_queue_per_cpu``: how crowded the machine's CPUs have been lately."""
+        """``now_ms``: the control plane's responsive clock (``quorum.clock.now``), which
+        skips this process's own stalls; ``emit``: where fences say why."""
         self.emit = emit
         self.quorum = quorum
-        self.loop_lag_ms = loop_lag_ms
-        self.run_queue_per_cpu = run_queue_per_cpu
         self.spawn = spawn
-        self.controller = controller
-        self.image = controller.image
+        self.images = images
+        self.image = images.image
+        self.controller = QuorumController(self.image)
         self.now_ms = now_ms
-        self.heartbeats = BrokerHeartbeats(self._session_timeout_ms(), self._contact_intervals_ms())
+        self.heartbeats = BrokerHeartbeats(self._session_timeout_ms())
         self._heard = asyncio.Event()
         """Set (and replaced) on every heartbeat: what propagation waits on."""
         self._contact = asyncio.Event()
         """Set on every contact (heartbeat or quorum request): the fence check's deadline moved."""
-        self._lock = asyncio.Lock()
         self._tasks: list[asyncio.Task[None]] = []
+        self._announcements: set[asyncio.Task[None]] = set()
+        self._watched: weakref.WeakKeyDictionary[Connection, tuple[int, int]] = (
+            weakref.WeakKeyDictionary()
+        )
+        """The connections brokers reach this controller on, with the broker and the
+        epoch of its registration each came from."""
         self.session_ms: int | None = None
-        """The session silence is judged by now, stretched or not (``/state``), while
-        this controller is active; replaced whole, read from any thread."""
+        """``broker.session.timeout.ms`` while this controller is active (``/state``);
+        replaced whole, read from any thread."""
+        self.silences_ms: dict[int, int] | None = None
+        """Each registered broker's silence as of the last fence check, while active."""
         self.longest_silence_ms: int | None = None
-        """The longest silence of a live broker in the last minute (``/state``), beside
-        ``session_ms``: how close one came to being fenced."""
+        """The longest silence a live broker ended within its session since this
+        controller became active (``/state``): how close one came to being fenced."""
         quorum.on_activation(self._on_activation)
         quorum.on_request_from(self._heard_from_voter)
 
     def _session_timeout_ms(self) -> int:
         return self.image.broker_int("broker.session.timeout.ms")
 
-    def _contact_intervals_ms(self) -> dict[Contact, int]:
-        """How often each periodic contact comes on a quiet machine: every broker is a
-        voter here, and its quorum Fetch is parked at most ``fetch_max_wait_ms``."""
-        return {
-            Contact.HEARTBEAT: self.image.broker_int("broker.heartbeat.interval.ms"),
-            Contact.QUORUM_FETCH: self.quorum.config.fetch_max_wait_ms,
-        }
+    # ---- operations: decided, appended and applied at once; answered when committed ---
+    def _apply(self, operation: Callable[[], ControllerResult[T]]) -> tuple[T, int, bool]:
+        """Decide ``operation`` against the image, append its records and apply them, all
+        in this one step. Returns its response, the offset to wait for before answering,
+        and whether it wrote records of its own."""
+        if not self.quorum.is_active:
+            raise NotControllerError(self.quorum.leader_id)
+        result = operation()
+        if not result.records:
+            return result.response, self.images.applied_end, False
+        offset = self.quorum.append(result.records)
+        self.images.apply(offset, result.records)
+        return result.response, offset, True
+
+    async def _commit(self, operation: Callable[[], ControllerResult[T]]) -> tuple[T, int]:
+        """Run ``operation``; answer once what it rests on is committed. Returns its
+        response and the offset of its records (-1 if it wrote none)."""
+        response, offset, wrote = self._apply(operation)
+        await self.quorum.committed(offset)
+        return response, offset if wrote else -1
 
     async def _run(self, operation: Callable[[], ControllerResult[T]]) -> T:
         response, _ = await self._commit(operation)
         return response
-
-    async def _commit(self, operation: Callable[[], ControllerResult[T]]) -> tuple[T, int]:
-        """One operation at a time: decided against the image, its records appended and
-        applied before the next is decided; returns its response and the offset of its
-        records (-1 if it wrote none). The lock is held until they are applied even if the
-        caller is cancelled meanwhile (its client went away): released earlier, the next
-        operation would be decided against an image without them - two CreateTopics of one
-        name would both succeed, with two topic ids."""
-        async with self._lock:
-            if not self.quorum.is_active:
-                raise NotControllerError(self.quorum.leader_id)
-            result = operation()
-            offset = -1
-            if result.records:
-                offset = await _even_if_cancelled(
-                    asyncio.ensure_future(self.quorum.append(result.records))
-                )
-            return result.response, offset
 
     async def _admin(
         self, operation: Callable[[], ControllerResult[T]], timeout_s: float | None
@@ -153,82 +169,136 @@ class ControllerService:
 
     # ---- activation ------------------------------------------------------------------
     def _on_activation(self, active: bool) -> None:
-        for task in self._tasks:
+        for task in [*self._tasks, *self._announcements]:
             task.cancel()
         self._tasks = []
-        self.session_ms = self.longest_silence_ms = None
-        if active:
-            self.heartbeats.reset(self.image.brokers, self.now_ms(), self.quorum.view.gone_voters)
-            self._tasks = [
-                self.spawn(self._fence_loop(), "fence-check"),
-                self.spawn(self._rebalance_loop(), "leader-rebalance"),
-            ]
+        self.session_ms = self.longest_silence_ms = self.silences_ms = None
+        if not active:
+            self.images.revert()
+            return
+        self.heartbeats.reset(self.image.brokers, self.now_ms())
+        self._tasks = [
+            self.spawn(self._fence_loop(), "fence-check"),
+            self.spawn(self._rebalance_loop(), "leader-rebalance"),
+        ]
 
     def _heard_from_voter(self, node_id: int, request: m.Message) -> None:
         """Every broker here is also a voter of the metadata quorum (combined mode), and a
-        voter's Fetch reaches the active controller from the same process and over the same
-        link as its heartbeats, every ``controller.quorum.fetch.max.wait.ms`` or sooner:
-        it counts as contact, as a heartbeat does. Kafka judges a broker's session by its
-        heartbeats alone; here that would need one every 150 ms to fence a dead broker
-        within ``broker.session.timeout.ms`` on a busy machine, and those round trips were
-        most of an idle cluster's CPU. The heartbeats still carry everything else (the
-        replayed metadata offset, fencing and shutdown requests), at once when it changes.
-
-        Any other request from a voter counts too. On a starved machine a voter's Fetch can
-        time out (``controller.quorum.fetch.timeout.ms``); the voter then asks the others
-        for pre-votes instead of fetching, and this controller hears those at once. Only
-        Fetches counted, that gap was silence, and a live broker was fenced for it."""
+        voter's requests reach the active controller from the same process and over the
+        same link as its heartbeats, every ``controller.quorum.fetch.max.wait.ms`` or
+        sooner: each counts as contact, as a heartbeat does (a voter whose Fetch timed out
+        asks for pre-votes instead, and those count too). Kafka judges a broker's session
+        by its heartbeats alone; the heartbeats here still carry everything else (the
+        replayed metadata offset, fencing and shutdown requests), at once when it changes."""
         if self.quorum.is_active:
-            kind = (
-                Contact.QUORUM_FETCH if isinstance(request, m.FetchRequest) else Contact.QUORUM_VOTE
-            )
-            self.heartbeats.touch(node_id, self.now_ms(), kind=kind)
+            self.heartbeats.touch(node_id, self.now_ms())
             self._contact.set()
 
+    def watch_connection(
+        self, connection: Connection, broker_id: int, broker_epoch: int | None = None
+    ) -> None:
+        """``broker_id`` (registered at ``broker_epoch``; by default its current epoch)
+        reaches this controller over ``connection``: if its end closes, its process is
+        gone, and the broker is fenced at once."""
+        if not self.quorum.is_active or broker_id == self.quorum.node_id:
+            return
+        if broker_epoch is None:
+            registration = self.image.brokers.get(broker_id)
+            if registration is None:
+                return
+            broker_epoch = registration.broker_epoch
+        if connection not in self._watched:
+            connection.on_peer_closed(partial(self._connection_closed, connection))
+        self._watched[connection] = (broker_id, broker_epoch)
+
+    def _connection_closed(self, connection: Connection) -> None:
+        watched = self._watched.pop(connection, None)
+        if watched is None or not self.quorum.is_active:
+            return
+        broker_id, broker_epoch = watched
+        self._fence(
+            broker_id, broker_epoch, EventType.BROKER_CONNECTION_CLOSED, peer=connection.peer
+        )
+
     async def stop(self) -> None:
-        for task in self._tasks:
+        tasks = [*self._tasks, *self._announcements]
+        for task in tasks:
             task.cancel()
-        for task in self._tasks:
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
+    # ---- fencing ---------------------------------------------------------------------
+    def _fence(
+        self, broker_id: int, broker_epoch: int | None, reason: EventType, **why: Any
+    ) -> None:
+        """Fence ``broker_id`` now, if it is still live at ``broker_epoch`` (its current
+        one if None: it did not register again meanwhile); once that is committed, say
+        why (``reason``)."""
+        try:
+            fenced_epoch, offset, wrote = self._apply(
+                partial(self._fence_if_live, broker_id, broker_epoch)
+            )
+        except NotControllerError:
+            return
+        if not wrote:
+            return
+        fields = {"broker_id": broker_id, "broker_epoch": fenced_epoch, **why}
+        self._announce(self._committed_then_say(offset, reason, fields))
+
+    def _fence_if_live(
+        self, broker_id: int, broker_epoch: int | None
+    ) -> ControllerResult[int | None]:
+        current = self.image.brokers.get(broker_id)
+        if current is None or current.fenced:
+            return ControllerResult([], None)
+        if broker_epoch is not None and current.broker_epoch != broker_epoch:
+            return ControllerResult([], None)  # it registered again: a new process
+        return ControllerResult(
+            self.controller.fence_broker(broker_id).records, current.broker_epoch
+        )
+
+    def _announce(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._announcements.add(task)
+        task.add_done_callback(self._announcements.discard)
+
+    async def _committed_then_say(
+        self, offset: int, reason: EventType, fields: dict[str, Any]
+    ) -> None:
+        try:
+            await self.quorum.committed(offset)
+        except NotControllerError:
+            return
+        self.emit(reason, **fields)
+        log.info("fenced broker %d (%s): %s", fields["broker_id"], reason, fields)
+
     async def _fence_loop(self) -> None:
-        """Fence brokers whose session ran out. Wakes when the first session would run
-        out (not on a fixed tick), and looks again at every contact, which moves that
-        moment on: an idle controller's process then wakes for a session that really
-        runs out, not every few hundred ms to find that none has (a contact comes with a
-        request the loop is awake for anyway). A wake-up that comes late means this
-        controller was stalled, and the stall counts against no broker."""
+        """Fence the brokers whose process the quorum found gone, then those whose
+        session runs out. Wakes when the first session would run out (not on a fixed
+        tick), and looks again at every contact, which moves that moment on: an idle
+        controller's process then wakes for a session that really runs out, not every
+        few hundred ms to find that none has."""
+        for voter in self.quorum.view.gone_voters:
+            self._fence(voter, None, EventType.BROKER_CONNECTION_CLOSED, peer="quorum")
         while True:
-            self.heartbeats.session_timeout_ms = self._session_timeout_ms()
-            self.heartbeats.intervals_ms = self._contact_intervals_ms()
-            self.heartbeats.controller_lag_ms = self.loop_lag_ms()
-            self.heartbeats.run_queue_per_cpu = self.run_queue_per_cpu()
+            session_ms = self._session_timeout_ms()
+            self.heartbeats.session_timeout_ms = session_ms
             now = self.now_ms()
-            self.session_ms = self.heartbeats.effective_timeout_ms(now)
-            self.longest_silence_ms = self.heartbeats.longest_silence_ms(now)
             unfenced = [b.broker_id for b in self.image.live_brokers()]
             for broker_id in self.heartbeats.expired(unfenced, now, self.quorum.node_id):
-                try:
-                    fenced = await self._run(partial(self._fence_if_silent, broker_id))
-                except NotControllerError:
-                    return
-                if fenced is not None:
-                    silences, session_ms = fenced
-                    self.emit(
-                        EventType.BROKER_SESSION_EXPIRED,
-                        broker_id=broker_id,
-                        silent_ms=silences[broker_id],
-                        session_ms=session_ms,
-                    )
-                    log.info(
-                        "fenced broker %d: silent for %d ms (session %d ms; the others' "
-                        "last contact, ms ago: %s)",
-                        broker_id,
-                        silences.pop(broker_id),
-                        session_ms,
-                        silences,
-                    )
+                silences = self.heartbeats.silences_ms(unfenced, now)
+                self._fence(
+                    broker_id,
+                    None,
+                    EventType.BROKER_SESSION_EXPIRED,
+                    silent_ms=silences.pop(broker_id),
+                    session_ms=session_ms,
+                    others_silent_ms=silences,
+                )
+            self.session_ms = session_ms
+            self.silences_ms = self.heartbeats.silences_ms(self.image.brokers, now)
+            self.longest_silence_ms = self.heartbeats.longest_silence_ms
             expiry = self.heartbeats.next_expiry_ms(unfenced, now, self.quorum.node_id)
             wake_ms = max(expiry + 1, now + 10)
             self._contact.clear()
@@ -238,36 +308,11 @@ class ControllerService:
                 continue
             except TimeoutError:
                 pass
-            late_ms = self.now_ms() - wake_ms - STALL_TOLERANCE_MS
-            if late_ms > 0:
-                self.heartbeats.forgive(late_ms, self.now_ms())
             # A contact read from its socket in the loop pass that ended this wait reaches
             # ``heartbeats`` a few passes later (framing, then its handler): let it count
-            # before the sessions are judged. Under load a pass can take a long time, and
-            # a broker whose heartbeat was already here was fenced for it.
+            # before the sessions are judged.
             for _ in range(STALL_SETTLE_PASSES):
                 await asyncio.sleep(0)
-
-    def _fence_if_silent(
-        self, broker_id: int
-    ) -> ControllerResult[tuple[dict[int, int], int] | None]:
-        """Fence the broker if it is still live and silent for longer than its session
-        when this operation runs; its response is then every live broker's silence and
-        the session, in ms. Judged again here, not only when the fence check saw the
-        session run out: operations run one at a time, and under load (a flood of
-        AlterPartition from the leader elections of a busy cluster) this one waited
-        seconds for its turn while the broker's heartbeats kept arriving, and a live
-        broker was fenced."""
-        now = self.now_ms()
-        live = [b.broker_id for b in self.image.live_brokers()]
-        if broker_id not in live or not self.heartbeats.expired(
-            [broker_id], now, self.quorum.node_id
-        ):
-            return ControllerResult([], None)
-        silences = {b: self.heartbeats.silent_ms(b, now) for b in live}
-        session_ms = self.heartbeats.effective_timeout_ms(now)
-        records = self.controller.fence_broker(broker_id).records
-        return ControllerResult(records, (silences, session_ms))
 
     async def _rebalance_loop(self) -> None:
         """``auto.leader.rebalance.enable``: the preferred replica leads when it can."""
@@ -282,12 +327,16 @@ class ControllerService:
                 return
 
     # ---- operations ------------------------------------------------------------------
+    def _touch(self, broker_id: int, metadata_offset: int | None = None) -> None:
+        self.heartbeats.touch(broker_id, self.now_ms(), metadata_offset)
+        self._contact.set()
+
     async def register_broker(
         self, broker_id: int, host: str, port: int, rack: str | None, incarnation_id: str
     ) -> int:
-        """The broker epoch is the offset its registration entry gets: the log end now,
-        as operations are serialised."""
-        self.heartbeats.registered(broker_id, self.now_ms())
+        """The broker epoch is the offset its registration entry gets: the log end when
+        it is decided, as it is appended in the same step."""
+        self._touch(broker_id)
         return await self._run(
             lambda: self.controller.register_broker(
                 broker_id, host, port, rack, incarnation_id, self.quorum.log_end_offset
@@ -302,8 +351,7 @@ class ControllerService:
         want_fence: bool,
         want_shut_down: bool,
     ) -> HeartbeatReply:
-        self.heartbeats.touch(broker_id, self.now_ms(), metadata_offset)
-        self._contact.set()
+        self._touch(broker_id, metadata_offset)
         self._heard.set()
         self._heard = asyncio.Event()
         reply, offset = await self._commit(
@@ -400,17 +448,3 @@ class ControllerService:
         return await self._admin(
             lambda: self.controller.elect_leaders(election_type, partitions), timeout_s
         )
-
-
-async def _even_if_cancelled(task: asyncio.Future[T]) -> T:
-    """Wait for ``task`` to end even if the caller is cancelled meanwhile; then re-raise
-    the cancellation."""
-    cancelled = False
-    while not task.done():
-        try:
-            await asyncio.shield(task)
-        except asyncio.CancelledError:
-            cancelled = cancelled or not task.done()
-    if cancelled:
-        raise asyncio.CancelledError
-    return task.result()

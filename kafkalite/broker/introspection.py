@@ -2,9 +2,10 @@
 
 ``GET /state`` returns every replica this broker hosts (log start/end offset, high
 watermark, last stable offset, leader epoch, ISR, producer states, open and recently
-aborted transactions), the transactions this broker coordinates, and how late its two
-event loops run (``loop_lag_ms``: busy is not dead) and what Python's garbage collector
-costs it (``gc``, see ``gc_pauses``); ``GET
+aborted transactions), the transactions this broker coordinates, how late its event loop
+runs (``loop_lag_ms``: busy is not dead) and what Python's garbage collector costs it
+(``gc``, see ``gc_pauses``); on the active controller, the session it fences silent
+brokers by and how long each broker has been silent (``controller_view``); ``GET
 /events?since=N`` returns the event stream after sequence N. It is read-only and
 separate from the Kafka listener, so a dashboard polling it never competes with clients
 for the Kafka protocol, and the supervisor can tell a hung broker from a slow one.
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
+from kafkalite.broker.controller_service import ControllerService
 from kafkalite.broker.events import EventLog
 from kafkalite.broker.raft_quorum import QuorumView
 from kafkalite.coordinator.transaction.coordinator import TransactionCoordinator
@@ -95,14 +97,26 @@ def broker_state(broker: Broker, gc_state: dict[str, Any]) -> dict[str, Any]:
         "broker_epoch": broker.broker_epoch,
         "metadata_offset": broker.image.offset,
         "loop_lag_ms": broker.loop_lag.lag_ms(),
-        "control_loop_lag_ms": broker.control_loop_lag.lag_ms(),
-        "run_queue_per_cpu": broker.run_queue.per_cpu(),
-        "broker_session_timeout_ms": broker.controller.service.session_ms,
-        "longest_broker_silence_ms": broker.controller.service.longest_silence_ms,
+        **controller_view(broker.controller.service),
         "gc": gc_state,
         "partitions": partitions,
         "transactions": coordinated_transactions(broker.txn_coordinator, broker.broker_id),
         "events": broker.events.since(0)[-100:],
+    }
+
+
+def controller_view(service: ControllerService) -> dict[str, Any]:
+    """What the active controller judges liveness by (null elsewhere): the session
+    (``broker.session.timeout.ms``), each registered broker's silence (ms since the
+    controller last heard from it), and the longest silence a live broker ended within its
+    session since this controller became active (how close one came to being fenced)."""
+    silences = service.silences_ms
+    return {
+        "broker_session_timeout_ms": service.session_ms,
+        "broker_silence_ms": None
+        if silences is None
+        else {str(b): ms for b, ms in silences.items()},
+        "longest_broker_silence_ms": service.longest_silence_ms,
     }
 
 

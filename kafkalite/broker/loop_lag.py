@@ -3,7 +3,7 @@
 A task asks to wake every ``interval``; how much later than asked it really wakes is the
 loop's lag: the time that callbacks ahead of it (client requests) or other processes (a
 shared CPU) kept it waiting. A broker with a large lag is busy, not dead: ``status`` shows
-it, and the controller does not fence it (heartbeats run on the control plane).
+it, and the controller does not fence it: heartbeats run on the control plane.
 
 ``LoopLagMonitor`` keeps the worst lag of the last few seconds (a ``WindowedMax``); what
 other threads read is one published number, replaced whole.
@@ -22,11 +22,6 @@ INTERVAL_S = 0.5
 on an idle broker each wake-up of its own costs more than the check it runs. A stall
 shorter than this that falls between two ticks is not seen; a loop that is busy for
 seconds, which is what ``status`` must show, is."""
-CONTROL_INTERVAL_S = 1.0
-"""The control plane's loop has no 100 ms checks to share ticks with: its wake-ups (quorum
-Fetches, heartbeats) come at their own times, so each probe is a wake-up of its own. Once a
-second is enough to see it busy for seconds; a stall still in progress shows at once
-(``lag_ms``)."""
 
 
 class LoopLagMonitor:

@@ -315,18 +315,28 @@ class RaftQuorum:
                         await self._wake.wait()
 
     # ---- appends (active controller only) ---------------------------------------------
-    async def append(self, records: list[MetadataRecord]) -> int:
-        """Append one operation's records; returns its offset once committed and applied."""
+    def append(self, records: list[MetadataRecord]) -> int:
+        """Append one operation's records to the log now; returns the offset of their
+        entry (``committed`` waits for it)."""
         if not self._active:
             raise NotControllerError(self.leader_id)
         result = self.node.append(self.clock.now(), [encode_batch(records)])
         if isinstance(result, NotLeader):
             raise NotControllerError(result.leader_id)
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._commit_waiters.append((result, future))
         self.wake()
-        await future
         return result
+
+    async def committed(self, offset: int) -> None:
+        """Wait until the entry at ``offset`` is committed and handed to the listeners
+        (at once for -1, or one already applied); raises ``NotControllerError`` if this
+        controller loses its leadership first (the entry may or may not survive it)."""
+        if offset < self.applied_end_offset:
+            return
+        if not self._active:
+            raise NotControllerError(self.leader_id)
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._commit_waiters.append((offset, future))
+        await future
 
     # ---- messages -----------------------------------------------------------------------
     async def handle_request(

@@ -21,7 +21,7 @@ import struct
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
-from kafkalite.broker.context import RequestContext
+from kafkalite.broker.context import Connection, RequestContext
 from kafkalite.broker.controller_channel import ControllerChannel, ServeLocallyError
 from kafkalite.broker.handlers.api_versions import unsupported_version_reply
 from kafkalite.broker.handlers.registry import Handler, HandlerTable
@@ -106,13 +106,15 @@ class KafkaServer:
         assert task is not None
         self._connections.add(task)
         self._writers.add(writer)
-        peer = _peer_name(writer)
+        connection = Connection(_peer_name(writer))
+        peer = connection.peer
+        by_peer = False
         try:
-            await self._loop(reader, writer, peer)
+            await self._loop(reader, writer, connection)
         except ConnectionClosed as exc:
             log.info("closing connection from %s: %s", peer, exc)
         except (ConnectionError, asyncio.IncompleteReadError):
-            pass  # the client hung up
+            by_peer = not connection.closing_here  # the client hung up, or its process is gone
         except asyncio.CancelledError:
             pass  # the listener stops: this connection's task ends quietly, as it began
         except Exception:
@@ -120,6 +122,7 @@ class KafkaServer:
         finally:
             self._connections.discard(task)
             self._writers.discard(writer)
+            connection.closed(by_peer)
             await self._close(writer)
 
     async def _read_frame(self, reader: asyncio.StreamReader) -> bytes:
@@ -131,12 +134,12 @@ class KafkaServer:
         return await reader.readexactly(size)
 
     async def _loop(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: str
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, connection: Connection
     ) -> None:
         if self.concurrent:
             while True:
                 frame = await self._read_frame(reader)
-                task = asyncio.create_task(self._respond(frame, peer, writer))
+                task = asyncio.create_task(self._respond(frame, connection, writer))
                 self._requests.add(task)
                 task.add_done_callback(self._requests.discard)
         # Client listener: responses strictly in request order. Consecutive Produce
@@ -160,7 +163,7 @@ class KafkaServer:
                 frame = reading.result()
                 if in_flight and peek_api(frame)[0] != PRODUCE_KEY:
                     await asyncio.wait(in_flight)
-                handling = asyncio.create_task(self._handle(frame, peer))
+                handling = asyncio.create_task(self._handle(frame, connection))
                 in_flight.add(handling)
                 handling.add_done_callback(in_flight.discard)
                 await responses.put(handling)
@@ -185,21 +188,25 @@ class KafkaServer:
                 writer.write(response)
                 await writer.drain()
 
-    async def _respond(self, frame: bytes, peer: str, writer: asyncio.StreamWriter) -> None:
+    async def _respond(
+        self, frame: bytes, connection: Connection, writer: asyncio.StreamWriter
+    ) -> None:
+        peer = connection.peer
         try:
-            response = await self._handle(frame, peer)
+            response = await self._handle(frame, connection)
         except ConnectionClosed as exc:
             log.info("closing connection from %s: %s", peer, exc)
-            writer.close()
+            connection.close_here(writer)
             return
         except Exception:
             log.exception("closing connection from %s after an internal error", peer)
-            writer.close()
+            connection.close_here(writer)
             return
         if response is not None and not writer.is_closing():
             writer.write(response)
 
-    async def _handle(self, frame: bytes, peer: str) -> bytes | None:
+    async def _handle(self, frame: bytes, connection: Connection) -> bytes | None:
+        peer = connection.peer
         decoded = self._decode(frame, peer)
         if isinstance(decoded, bytes):
             return decoded
@@ -213,7 +220,7 @@ class KafkaServer:
                 pass  # elected meanwhile: the handler below runs it here
             except Exception as exc:
                 raise ConnectionClosed(f"cannot reach the controller: {exc}") from exc
-        context = RequestContext(request, peer)
+        context = RequestContext(request, peer, connection)
         work = handler.fn(context, request.body)
         if handler.forward and self.run_on_main is not None:
             # a client's admin request forwarded to this controller: its handler reads

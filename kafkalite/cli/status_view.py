@@ -1,8 +1,10 @@
-"""``kafkalite status`` as rich tables: brokers (with how late each one's loop runs and
-the delay ``slow`` put on it), partitions (every replica's offsets, or why its broker cannot
-say; the open transactions that hold the last stable offset back and the latest aborted ones
-that read_committed readers skip), the metadata quorum and the transactions the
-coordinators know, drawn from one ``Cluster.status()`` snapshot (pure: no I/O)."""
+"""``kafkalite status`` as rich tables: brokers (with how long the active controller has
+not heard from each, against the session after which it fences a silent one, how late
+each one's loop runs and the delay ``slow`` put on it), partitions (every replica's
+offsets, or why its broker cannot say; the open transactions that hold the last stable
+offset back and the latest aborted ones that read_committed readers skip), the metadata
+quorum and the transactions the coordinators know, drawn from one ``Cluster.status()``
+snapshot (pure: no I/O)."""
 
 from __future__ import annotations
 
@@ -38,8 +40,8 @@ def status_table(status: dict[str, Any]) -> Group:
 
 
 def brokers_table(brokers: list[dict[str, Any]]) -> Table:
-    table = _table("brokers")
-    for column in ("id", "address", "state", "controller", "loop lag", "slow"):
+    table = _table("brokers", _session_caption(brokers))
+    for column in ("id", "address", "state", "controller", "silent", "loop lag", "slow"):
         table.add_column(column, no_wrap=column != "address")
     for b in brokers:
         table.add_row(
@@ -47,6 +49,7 @@ def brokers_table(brokers: list[dict[str, Any]]) -> Table:
             b["address"],
             b["state"],
             "yes" if b["controller"] else "",
+            _ms(b.get("silent_ms")),
             _ms(b.get("loop_lag_ms")),
             _ms(b.get("slow_ms")),
         )
@@ -162,3 +165,14 @@ def transactions_table(transactions: list[dict[str, Any]]) -> Table:
             _ms(t["timeout_ms"]),
         )
     return table
+
+
+def _session_caption(brokers: list[dict[str, Any]]) -> str | None:
+    """The rule the silences are judged by, in a line."""
+    session = next((b["session_ms"] for b in brokers if b.get("session_ms") is not None), None)
+    if session is None:
+        return None
+    return (
+        f"the controller fences a broker silent for {session} ms "
+        "(broker.session.timeout.ms); a killed one at once"
+    )

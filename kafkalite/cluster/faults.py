@@ -10,6 +10,10 @@ isolated and which are slow; the daemon re-reads it as it changes, so ``kafkalit
 - *isolate*: the broker keeps running and serving its clients, but no byte moves on any
   link from or to it. Connections are not reset (a partition sends no RST): data is held
   and delivered when the fault heals, so peers see timeouts, as on a real network.
+- a broker that dies (``kill``) has its connections closed by its operating system, and
+  the proxies pass the close (or reset) on to the other end at once: that is how the
+  active controller knows a killed broker at once. Behind a partition they hold it, as
+  they hold everything, until it heals.
 - *slow*: every chunk on the broker's replication links (it fetching from leaders) is
   delivered ``slow_ms`` late; throughput is unchanged, latency grows, and the follower
   falls behind under load.
@@ -302,12 +306,19 @@ class _Pipe:
         self.update_reading()
 
     def sink_lost(self) -> None:
-        """Nothing can be written any more: the source goes too."""
+        """Nothing can be written any more (the other end was closed or reset: a killed
+        process's sockets are): the source goes too, so that its end learns of it, as
+        the active controller does of a killed broker. A partition passes nothing, not
+        even this: while the link is blocked the source stays open, and is closed when
+        it heals."""
         self._held.clear()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        self.source.close()
+        if self.proxy.blocked():
+            self._loop.call_later(POLL_S, self.sink_lost)
+        else:
+            self.source.close()
 
     def _flush(self) -> None:
         self._timer = None

@@ -5,9 +5,11 @@ from the leader's view, which is authoritative; each replica row comes from the 
 hosting it, so a student sees each replica's own log end offset and high watermark side by
 side. A replica on a broker that does not answer is still listed, with null offsets and
 its broker's state (``dead``, ``paused``, ...). Each broker row says how late its event
-loop runs (``loop_lag_ms``: a busy broker is not a dead one) and the delay ``slow`` put
-on it (``slow_ms``, null when not slowed); each partition lists its producers' state as
-its leader keeps it.
+loop runs (``loop_lag_ms``: a busy broker is not a dead one), the delay ``slow`` put on it
+(``slow_ms``, null when not slowed), and, as the active controller sees it, how long the
+broker has been silent (``silent_ms``) against the session that fences a silent broker
+(``session_ms``; both null during an election); each partition lists its producers'
+state as its leader keeps it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ def merge_status(
     views: dict[int, dict[str, Any] | None],
     slow_ms: dict[int, int] | None = None,
 ) -> dict[str, Any]:
+    judge = _active_controller(views)
+    silences = judge.get("broker_silence_ms") or {}
     brokers = [
         {
             "id": b.broker_id,
@@ -32,6 +36,8 @@ def merge_status(
             "controller": bool((views.get(b.broker_id) or {}).get("controller", False)),
             "loop_lag_ms": (views.get(b.broker_id) or {}).get("loop_lag_ms"),
             "slow_ms": (slow_ms or {}).get(b.broker_id),
+            "silent_ms": silences.get(str(b.broker_id)),
+            "session_ms": judge.get("broker_session_timeout_ms"),
         }
         for b in spec.brokers
     ]
@@ -113,6 +119,12 @@ def _replica_row(
         "log_end_offset": own("log_end_offset"),
         "high_watermark": own("high_watermark"),
     }
+
+
+def _active_controller(views: dict[int, dict[str, Any] | None]) -> dict[str, Any]:
+    """The view of the broker whose controller is active ({} during an election): only
+    it judges liveness."""
+    return next((v for v in views.values() if v and v.get("controller")), {})
 
 
 def _quorum(views: dict[int, dict[str, Any] | None]) -> dict[str, Any] | None:

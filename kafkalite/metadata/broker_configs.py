@@ -338,10 +338,11 @@ APPLIED_BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef(
             "broker.session.timeout.ms",
             _I,
-            "800",
+            "3000",
             "9000",
             "the controller fences a broker it has not heard from for this long (heartbeat or "
-            "quorum Fetch)",
+            "quorum request); one whose process died is fenced at once, when its connection "
+            "to the controller closes",
             minimum=10,
         ),
         ConfigDef(

@@ -139,6 +139,14 @@ class MetadataImage:
         for name in self.__dataclass_fields__:
             setattr(self, name, getattr(fresh, name))
 
+    def reload(self, offset: int, records: list[MetadataRecord]) -> None:
+        """Become what ``records`` (a snapshot's, or another image's ``to_records``)
+        describe, as of ``offset``."""
+        self.reset()
+        for record in records:
+            self.replay(record, offset)
+        self.offset = offset
+
     def to_records(self) -> list[MetadataRecord]:
         """Records that rebuild this image when replayed into an empty one: a snapshot."""
         records: list[MetadataRecord] = []

@@ -10,6 +10,9 @@ next timer); a reading later than that, beyond ``tolerance_ms``, means the proce
 stalled, and the overshoot is discounted once. The owner then reads pending messages
 before its timers (``stalls`` tells it a stall happened).
 
+The active controller measures brokers' silence on the same clock (``controller.heartbeats``):
+a broker is never blamed for time in which the controller could not have heard it.
+
 What it does not do: make a peer that is really stalled look alive. Peers' silence is
 still measured in this process's responsive time. Pure: the caller supplies real time.
 """
@@ -39,12 +42,14 @@ class ResponsiveClock:
 
     def expect(self, at_ms: int) -> None:
         """The owner will read the clock again by ``at_ms`` (in this clock's time) unless
-        it is stalled."""
+        it is stalled. Readings before ``at_ms`` (a message handled meanwhile, by the
+        owner or anyone else on its loop) leave the expectation in place: a stall after
+        them is still found by the first reading past it."""
         self._expected = at_ms
 
     def now(self) -> int:
         t = self._real_ms() - self._discounted
-        if self._expected is not None:
+        if self._expected is not None and t >= self._expected:
             overshoot = t - self._expected - self.tolerance_ms
             self._expected = None
             if overshoot > 0:

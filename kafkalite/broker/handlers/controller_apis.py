@@ -47,6 +47,7 @@ class ControllerApis:
             return s.BrokerRegistrationResponse(
                 throttle_time=0, error_code=ErrorCode.not_controller, broker_epoch=-1
             )
+        self._service.watch_connection(ctx.connection, int(request.broker_id), epoch)
         return s.BrokerRegistrationResponse(
             throttle_time=0, error_code=ErrorCode.none, broker_epoch=epoch
         )
@@ -54,6 +55,9 @@ class ControllerApis:
     @controller_api(BrokerHeartbeatRequest, 0, 0)
     async def broker_heartbeat(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
+        self._service.watch_connection(
+            ctx.connection, int(request.broker_id), int(request.broker_epoch)
+        )
         try:
             reply = await self._service.heartbeat(
                 int(request.broker_id),

@@ -8,6 +8,7 @@ progress, so a client listener forwards it there.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from kio.schema.begin_quorum_epoch.v0.request import BeginQuorumEpochRequest
@@ -17,7 +18,7 @@ from kio.schema.fetch.v15.request import FetchRequest as QuorumFetchRequest
 from kio.schema.fetch_snapshot.v0.request import FetchSnapshotRequest
 from kio.schema.vote.v2.request import VoteRequest
 
-from kafkalite.broker.context import RequestContext
+from kafkalite.broker.context import Connection, RequestContext
 from kafkalite.broker.handlers.registry import api, controller_api
 from kafkalite.broker.raft_quorum import RaftQuorum, VoterAddress
 from kafkalite.protocol.errors import ErrorCode
@@ -40,9 +41,17 @@ def _source(message: m.Message) -> int:
 class QuorumApis:
     """This broker's voter answers the quorum's RPCs; DescribeQuorum reads its view."""
 
-    def __init__(self, quorum: RaftQuorum, voters: dict[int, VoterAddress]) -> None:
+    def __init__(
+        self,
+        quorum: RaftQuorum,
+        voters: dict[int, VoterAddress],
+        watch_connection: Callable[[Connection, int], None],
+    ) -> None:
+        """``watch_connection``: the controller learns which voter each connection comes
+        from (if it closes, that broker's process is gone)."""
         self._quorum = quorum
         self._voters = voters
+        self._watch_connection = watch_connection
 
     @controller_api(VoteRequest, VoteRequest.__version__, VoteRequest.__version__)
     @controller_api(
@@ -62,9 +71,9 @@ class QuorumApis:
     async def quorum_rpc(self, ctx: RequestContext, request: Any) -> Any:
         message = wire.decode(request)
         quorum = self._quorum
-        response = await quorum.handle_request(
-            _source(message), ctx.request.correlation_id, message
-        )
+        source = _source(message)
+        self._watch_connection(ctx.connection, source)
+        response = await quorum.handle_request(source, ctx.request.correlation_id, message)
         return wire.encode(response, quorum.cluster_id)
 
     @api(DescribeQuorumRequest, 0, 2, forward=True)

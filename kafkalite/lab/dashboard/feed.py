@@ -118,6 +118,13 @@ _TEXT: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
             f"its session ({e.get('session_ms')} ms)"
         ),
     ),
+    E.BROKER_CONNECTION_CLOSED: (
+        "broker",
+        lambda e: (
+            f"broker {e.get('broker_id')}'s connection to the controller closed: its "
+            "process is gone"
+        ),
+    ),
     E.BROKER_STARTED: ("broker", lambda e: f"broker {e['broker']} started"),
     E.QUORUM_LEADER_ELECTED: (
         "election",

@@ -49,6 +49,11 @@ class BrokerCard:
     leads: int
     """How many partitions this broker leads."""
     verbs: tuple[str, ...]
+    silent_ms: int | None = None
+    """How long the active controller has not heard from this broker (None: no active
+    controller, or it has not heard of this broker)."""
+    session_ms: int | None = None
+    """``broker.session.timeout.ms``: a broker silent this long is fenced."""
 
     @property
     def answering(self) -> bool:
@@ -311,6 +316,8 @@ def _card(b: Mapping[str, Any], partitions: tuple[PartitionView, ...]) -> Broker
         slow_ms=b.get("slow_ms"),
         leads=sum(1 for p in partitions if p.leader == b["id"]),
         verbs=_verbs(state, b.get("slow_ms")),
+        silent_ms=b.get("silent_ms"),
+        session_ms=b.get("session_ms"),
     )
 
 

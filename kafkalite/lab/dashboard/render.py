@@ -80,7 +80,21 @@ def render_broker_card(card: BrokerCard) -> str:
         f"border-radius:6px;padding:4px 8px;margin:2px;font:12px sans-serif;"
         f'{STATE_STYLE.get(card.state, "")}">'
         f"<b>broker {card.id}</b> {escape(card.address)}<br>{' · '.join(badges)}"
-        f"<br>leads {card.leads} partition{'s' if card.leads != 1 else ''}</div>"
+        f"<br>leads {card.leads} partition{'s' if card.leads != 1 else ''}"
+        f"{_silence(card)}</div>"
+    )
+
+
+def _silence(card: BrokerCard) -> str:
+    """How long the controller has not heard from the broker, against its session: a
+    paused or cut-off broker is fenced when the first reaches the second."""
+    if card.silent_ms is None or card.session_ms is None:
+        return ""
+    return (
+        f'<br><span class="kl-silence" data-silent-ms="{card.silent_ms}" '
+        f'title="the controller fences a broker it has not heard from for '
+        f'broker.session.timeout.ms; a killed one at once">'
+        f"silent {card.silent_ms / 1000:.1f} s of {card.session_ms / 1000:.1f} s</span>"
     )
 
 

@@ -39,9 +39,11 @@ async def test_a_listener_failure_stops_the_driver_before_the_record_counts(
     async with asyncio.timeout(5):
         while not quorum.is_active:
             await asyncio.sleep(0.01)
-        await quorum.append([TopicRecord("fine", "id-1")])
+        await quorum.committed(quorum.append([TopicRecord("fine", "id-1")]))
     before = quorum.applied_end_offset
-    appending = asyncio.create_task(quorum.append([TopicRecord("poison", "id-2")]))
+    appending = asyncio.create_task(
+        quorum.committed(quorum.append([TopicRecord("poison", "id-2")]))
+    )
     async with asyncio.timeout(5):
         while not deaths:
             await asyncio.sleep(0.01)

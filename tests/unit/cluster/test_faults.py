@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
+import sys
 import time
+from asyncio.subprocess import PIPE
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -178,6 +181,94 @@ async def test_either_end_closing_closes_the_other() -> None:
     finally:
         await proxy.stop()
         server.close()
+
+
+CONNECT_AND_WAIT = """
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"hello")
+print("connected", flush=True)
+time.sleep(60)
+"""
+"""A broker's process, as far as its connection to the controller goes: it never reads
+what it is sent, so when it is killed its operating system resets the connection."""
+
+Accepted = asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]]
+
+
+@pytest_asyncio.fixture
+async def controller_link() -> AsyncIterator[tuple[Link, FaultState, Accepted]]:
+    """A controller listener behind broker 2's link to it; the test gets each connection
+    the listener accepts."""
+    accepted: Accepted = asyncio.Queue()
+
+    async def keep(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await accepted.put((reader, writer))
+
+    server = await asyncio.start_server(keep, "127.0.0.1", 0)
+    link = Link(2, 1, "controller", free_port(), "127.0.0.1", server.sockets[0].getsockname()[1])
+    state = FaultState()
+    proxy = LinkProxy(link, lambda: state)
+    await proxy.start()
+    try:
+        yield link, state, accepted
+    finally:
+        await proxy.stop()
+        server.close()
+
+
+async def a_broker_process(
+    link: Link, accepted: Accepted
+) -> tuple[asyncio.subprocess.Process, asyncio.StreamReader, asyncio.StreamWriter]:
+    """A process connected through ``link``, and the controller's end of its connection,
+    with an answer waiting unread at the process (so its death resets the connection)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", CONNECT_AND_WAIT, str(link.listen_port), stdout=PIPE
+    )
+    assert process.stdout is not None
+    assert await asyncio.wait_for(process.stdout.readline(), 10) == b"connected\n"
+    reader, writer = await asyncio.wait_for(accepted.get(), 5)
+    assert await asyncio.wait_for(reader.readexactly(5), 5) == b"hello"
+    writer.write(b"an answer it will never read")
+    await writer.drain()
+    await asyncio.sleep(0.1)  # through the proxy, into the process's socket
+    return process, reader, writer
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("killed_with", [signal.SIGKILL, signal.SIGTERM])
+async def test_a_dead_brokers_connection_closes_at_the_controller(
+    controller_link: tuple[Link, FaultState, Accepted], killed_with: signal.Signals
+) -> None:
+    """The controller fences a broker at once when its connection closes: the operating
+    system closes (here: resets) a dead process's sockets, and the proxy passes it on."""
+    link, _state, accepted = controller_link
+    process, reader, writer = await a_broker_process(link, accepted)
+    process.send_signal(killed_with)
+    await process.wait()
+    with contextlib.suppress(ConnectionResetError):
+        assert await asyncio.wait_for(reader.read(), 5) == b""
+    writer.close()
+
+
+@pytest.mark.asyncio
+async def test_an_isolated_brokers_death_is_not_passed_on_until_the_network_heals(
+    controller_link: tuple[Link, FaultState, Accepted],
+) -> None:
+    """A network partition passes nothing, not even the reset of a process that died
+    behind it: isolated, a broker is judged by its session, as if it were only silent.
+    (Seen before the fix: the proxy closed the controller's end at once.)"""
+    link, state, accepted = controller_link
+    process, reader, writer = await a_broker_process(link, accepted)
+    state.isolated.add(2)
+    process.kill()
+    await process.wait()
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(reader.read(1), 0.5)
+    state.heal(2)
+    with contextlib.suppress(ConnectionResetError):
+        assert await asyncio.wait_for(reader.read(), 5) == b""  # passed on once healed
+    writer.close()
 
 
 @pytest.mark.asyncio

@@ -49,3 +49,17 @@ def test_the_clock_never_runs_backwards() -> None:
     clock.expect(500)  # an expectation already in the past
     real.ms = 1_010
     assert clock.now() == 1_000
+
+
+def test_a_reading_before_the_expected_wake_up_leaves_the_stall_to_be_found() -> None:
+    """A message handled while the owner sleeps reads the clock early; a stall after it is
+    still discounted at the first reading past the expected wake-up (the controller judges
+    brokers' silence on this clock: its own stall must count against none of them)."""
+    real = FakeTime()
+    clock = ResponsiveClock(real, tolerance_ms=50)
+    clock.expect(1_500)
+    real.ms = 1_010
+    assert clock.now() == 1_010  # a heartbeat arrived
+    real.ms = 4_000  # then the process could not run
+    assert clock.now() == 1_550
+    assert (clock.stalls, clock.stalled_ms) == (1, 2_450)

@@ -233,3 +233,20 @@ def test_text_snapshot_for_logs() -> None:
         "pay-0: leader 1 epoch 2 ISR [1, 2] HW 10 LSO 4",
         "  broker 1: LEO 12 HW 10 epoch 2 in ISR",
     ]
+
+
+def test_a_broker_card_shows_its_silence_against_the_session() -> None:
+    """A paused broker's card: how long the controller has not heard from it, and the
+    session after which it is fenced; nothing while no controller judges."""
+    brokers = [
+        {"id": 1, "address": "a:1", "state": "running", "controller": True, "silent_ms": 120},
+        {"id": 2, "address": "a:2", "state": "paused", "controller": False, "silent_ms": 2_450},
+    ]
+    for b in brokers:
+        b["session_ms"] = 3_000
+    state = DashboardModel().update(snapshot({}, brokers), [], NOW)
+    assert [(c.silent_ms, c.session_ms) for c in state.brokers] == [(120, 3_000), (2_450, 3_000)]
+    html = render_html(state)
+    assert 'data-silent-ms="2450"' in html and "silent 2.5 s of 3.0 s" in html
+    electing = [{**b, "silent_ms": None, "session_ms": None} for b in brokers]
+    assert "kl-silence" not in render_html(DashboardModel().update(snapshot({}, electing), [], NOW))
