@@ -53,9 +53,11 @@ async def test_a_failed_apply_halts_and_nothing_after_it_counts_as_applied(
         quorum.start(supervisor.spawn)
         while not quorum.is_active:
             await asyncio.sleep(0.01)
-        await quorum.append([TopicRecord("fine", "id-1")])
-        poison = await quorum.append([TopicRecord("poison", "id-2")])
-        after = await quorum.append([TopicRecord("after", "id-3")])  # applied and marked
+        await quorum.committed(quorum.append([TopicRecord("fine", "id-1")]))
+        poison = quorum.append([TopicRecord("poison", "id-2")])
+        await quorum.committed(poison)
+        after = quorum.append([TopicRecord("after", "id-3")])  # applied and marked
+        await quorum.committed(after)
         control_plane.to_main(handed_over.set)  # runs after every hand-off before it
         return poison, after
 
