@@ -48,6 +48,10 @@ CALL_TIMEOUT_S = 15.0
 RESOURCE_TYPES = {"topic": 2, "broker": 4, "group": 32}
 
 
+BROKER_CLIENT_ID_PREFIX = "kafkalite-broker-"
+"""The client id a broker's requests to the controller carry (``kafkalite-broker-<id>``)."""
+
+
 class ControllerRequestError(Exception):
     """The controller refused a broker's request (for example STALE_BROKER_EPOCH)."""
 
@@ -90,7 +94,7 @@ class ControllerChannel:
         self._control = control
         self._applied_end_offset = applied_end_offset
         self._peers = {
-            v.node_id: PeerConnection(v.host, v.port, f"kafkalite-broker-{node_id}")
+            v.node_id: PeerConnection(v.host, v.port, f"{BROKER_CLIENT_ID_PREFIX}{node_id}")
             for v in voters.values()
             if v.node_id != node_id
         }

@@ -5,14 +5,18 @@ with ``message.format.version`` or ``flush.ms``; a broker started with
 ``num.io.threads``). Kafka-Lite accepts each with Kafka's name, type and default, so that
 such a request succeeds as it does against Kafka, and says in DescribeConfigs that it
 does not apply it (there is no flush scheduler, no tiered storage, no thread pools).
-``message.format.version`` is deprecated and ignored by Kafka 3.x itself.
+``message.format.version`` is deprecated and ignored by Kafka 3.x itself. The broker
+settings are every one of Kafka 4.0's (``kafka_broker_catalogue``), with Kafka's update
+mode: a read-only one is refused at run time, as Kafka refuses it.
 
 A setting defined in ``config_defs`` (one Kafka-Lite does apply) always wins over one here.
 """
 
 from __future__ import annotations
 
-from kafkalite.metadata.config_def import ConfigDef, ConfigType
+from kafkalite.metadata.broker_configs import IDENTITY_CONFIG_NAMES
+from kafkalite.metadata.config_def import ConfigDef, ConfigType, UpdateMode
+from kafkalite.metadata.kafka_broker_catalogue import KAFKA_4_0_BROKER_CONFIGS
 
 _B, _I, _L, _S = ConfigType.BOOLEAN, ConfigType.INT, ConfigType.LONG, ConfigType.STRING
 _LIST = ConfigType.LIST
@@ -45,16 +49,6 @@ _TOPIC: tuple[tuple[str, ConfigType, str, str], ...] = (
     *_COMPRESSION_LEVELS,
 )
 
-_BROKER: tuple[tuple[str, ConfigType, str, str], ...] = (
-    ("num.network.threads", _I, "3", "threads receiving requests"),
-    ("num.io.threads", _I, "8", "threads processing requests"),
-    ("num.replica.fetchers", _I, "1", "fetcher threads per source broker"),
-    ("num.recovery.threads.per.data.dir", _I, "2", "threads recovering logs at start-up"),
-    ("log.flush.interval.messages", _L, "9223372036854775807", "default flush.messages"),
-    ("log.flush.interval.ms", _L, "9223372036854775807", "default flush.ms"),
-    *_COMPRESSION_LEVELS,
-)
-
 
 def _defs(table: tuple[tuple[str, ConfigType, str, str], ...]) -> dict[str, ConfigDef]:
     return {
@@ -64,4 +58,16 @@ def _defs(table: tuple[tuple[str, ConfigType, str, str], ...]) -> dict[str, Conf
 
 
 ACCEPTED_TOPIC_CONFIGS = _defs(_TOPIC)
-ACCEPTED_BROKER_CONFIGS = _defs(_BROKER)
+ACCEPTED_BROKER_CONFIGS = {
+    name: ConfigDef(
+        name,
+        kind,
+        default,
+        default,
+        "a Kafka 4.0 broker setting (accepted, not applied here)",
+        read_only=mode is UpdateMode.READ_ONLY,
+        update_mode=mode,
+    )
+    for name, kind, default, mode in KAFKA_4_0_BROKER_CONFIGS
+    if name not in IDENTITY_CONFIG_NAMES
+}

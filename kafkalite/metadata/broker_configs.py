@@ -12,6 +12,12 @@ from kafkalite.metadata.config_def import ConfigDef, ConfigType
 from kafkalite.metadata.topic_configs import COMPRESSION_TYPES
 
 _B, _I, _L, _S = ConfigType.BOOLEAN, ConfigType.INT, ConfigType.LONG, ConfigType.STRING
+
+IDENTITY_CONFIG_NAMES = frozenset(
+    {"node.id", "broker.id", "process.roles", "listeners", "log.dirs"}
+)
+"""Who a broker is: fixed by how it was started (``--id``, ``--port``, ``--data-dir``), and
+reported by DescribeConfigs from there (``config_sources.IDENTITY_CONFIGS``)."""
 _D = ConfigType.DOUBLE
 
 APPLIED_BROKER_CONFIGS: dict[str, ConfigDef] = {
@@ -189,7 +195,7 @@ APPLIED_BROKER_CONFIGS: dict[str, ConfigDef] = {
         ),
         ConfigDef(
             "offsets.topic.replication.factor",
-            _I,
+            ConfigType.SHORT,
             "3",
             "3",
             "replication factor of __consumer_offsets (at most the number of brokers)",
@@ -239,7 +245,7 @@ APPLIED_BROKER_CONFIGS: dict[str, ConfigDef] = {
         ),
         ConfigDef(
             "transaction.state.log.replication.factor",
-            _I,
+            ConfigType.SHORT,
             "3",
             "3",
             "replication factor of __transaction_state (at most the number of brokers)",
@@ -273,7 +279,7 @@ APPLIED_BROKER_CONFIGS: dict[str, ConfigDef] = {
         ),
         ConfigDef(
             "controller.quorum.voters",
-            _S,
+            ConfigType.LIST,
             "",
             "",
             "the metadata quorum, id@host:port of each voter's controller listener "

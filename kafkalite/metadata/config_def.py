@@ -19,6 +19,15 @@ class ConfigType(Enum):
     PASSWORD = 9
 
 
+class UpdateMode(Enum):
+    """Whether Kafka lets a broker setting change while the broker runs (its documentation's
+    "Update Mode"): not at all, for one broker at a time, or also as every broker's default."""
+
+    READ_ONLY = "read-only"
+    PER_BROKER = "per-broker"
+    CLUSTER_WIDE = "cluster-wide"
+
+
 class InvalidConfigError(ValueError):
     """A value that Kafka would reject (Kafka: INVALID_CONFIG)."""
 
@@ -38,7 +47,8 @@ class ConfigDef:
     minimum: int | None = None
     choices: tuple[str, ...] | None = None
     broker_synonym: str | None = None  # for topic configs: the broker-wide default's name
-    read_only: bool = False
+    read_only: bool = False  # Kafka-Lite reads it at start-up only
+    update_mode: UpdateMode = UpdateMode.CLUSTER_WIDE  # Kafka's, for broker settings
 
     def validate(self, value: str | None) -> None:
         if value is None:

@@ -25,14 +25,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 
-from kafkalite.metadata.config_def import ConfigDef, ConfigType
+from kafkalite.metadata.config_def import ConfigDef, ConfigType, UpdateMode
 from kafkalite.metadata.config_defs import BROKER_CONFIGS, GROUP_CONFIGS, TOPIC_CONFIGS
 from kafkalite.metadata.image import MetadataImage
 
 IDENTITY_CONFIGS: dict[str, ConfigDef] = {
     d.name: d
     for d in (
-        ConfigDef(name, kind, "", default, doc, read_only=True)
+        ConfigDef(name, kind, "", default, doc, read_only=True, update_mode=UpdateMode.READ_ONLY)
         for name, kind, default, doc in (
             ("node.id", ConfigType.INT, "-1", "this broker's id (its --id)"),
             ("broker.id", ConfigType.INT, "-1", "this broker's id (its --id)"),

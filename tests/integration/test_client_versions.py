@@ -115,8 +115,15 @@ def test_kafka_python_round(bootstrap: str, api_version: tuple[int, ...] | None)
         )
         txn.commit_transaction()
         txn.close()
-        committed = admin.list_group_offsets({group: None})[group]
-        assert committed[KTP(topic, 0)].offset == per_partition + 1
+        # EndTxn returns once the commit is decided; the offsets count once the coordinator
+        # has written its marker to __consumer_offsets (as in Kafka): wait for it
+        _until(
+            lambda: (
+                admin.list_group_offsets({group: None})[group][KTP(topic, 0)].offset
+                == per_partition + 1
+            ),
+            "the transaction's offsets counted",
+        )
 
         resource = KConfigResource(
             ConfigResourceType.TOPIC, topic, configs={"retention.ms": RETENTION_MS}
@@ -256,7 +263,12 @@ async def _aiokafka_round(bootstrap: str) -> None:
                 )
         finally:
             await txn.stop()
-        offsets = await admin.list_consumer_group_offsets(group)
+        # the offsets count once the commit marker is written (after EndTxn returns)
+        for _ in range(60):
+            offsets = await admin.list_consumer_group_offsets(group)
+            if offsets[ATP(topic, 0)].offset == per_partition + 1:
+                break
+            await asyncio.sleep(0.5)
         assert offsets[ATP(topic, 0)].offset == per_partition + 1
 
         # aiokafka's admin client has AlterConfigs only (not the incremental API)

@@ -21,6 +21,7 @@ from kafka import KafkaAdminClient
 from kafka.admin import ConfigResource as KConfigResource
 from kafka.admin import ConfigResourceType
 from kafka.admin import NewTopic as KNewTopic
+from kio.schema.incremental_alter_configs.v1 import request as iac
 
 from kafkalite.cluster import Cluster
 from kafkalite.metadata.config_defs import BROKER_CONFIGS
@@ -28,6 +29,7 @@ from kafkalite.metadata.group_configs import GROUP_CONFIGS
 from tests.conftest import LAB_CONFIGS
 from tests.docs.test_not_applied_settings import NOT_APPLIED
 from tests.support.ports import free_base_port
+from tests.support.raw import RawConnection
 
 pytestmark = pytest.mark.interop
 
@@ -229,3 +231,80 @@ def test_describe_configs_says_not_applied_of_exactly_the_accepted_settings(
         if "accepted, not applied here" in (config["documentation"] or "")
     }
     assert said == NOT_APPLIED - GROUP_CONFIGS.keys()
+
+
+def _incremental(
+    admin: AdminClient, kind: ConfigResource.Type, name: str, *entries: ConfigEntry
+) -> None:
+    change = ConfigResource(kind, name, incremental_configs=list(entries))
+    admin.incremental_alter_configs([change])[change].result(10)
+
+
+def test_append_and_subtract_work_from_the_default(bootstrap: str, topic: str) -> None:
+    """APPEND ``compact`` to a topic without an override: Kafka appends to the default
+    ``delete`` (``delete,compact``), then SUBTRACT ``delete`` leaves ``compact``."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(10)
+    resource = ConfigResource(ConfigResource.Type.TOPIC, topic)
+    seen = []
+    for op, value in (
+        (AlterConfigOpType.APPEND, "compact"),
+        (AlterConfigOpType.SUBTRACT, "delete"),
+    ):
+        entry = ConfigEntry("cleanup.policy", value, incremental_operation=op)
+        _incremental(admin, ConfigResource.Type.TOPIC, topic, entry)
+        seen.append(admin.describe_configs([resource])[resource].result(10)["cleanup.policy"].value)
+    assert seen == ["delete,compact", "compact"]
+    append_to_a_number = ConfigEntry(
+        "retention.ms", "1", incremental_operation=AlterConfigOpType.APPEND
+    )
+    with pytest.raises(KafkaException, match="because its type is not LIST"):
+        _incremental(admin, ConfigResource.Type.TOPIC, topic, append_to_a_number)
+
+
+def test_every_kafka_broker_setting_is_taken_and_read_only_ones_are_refused(
+    started: Cluster,
+) -> None:
+    """A per-broker setting Kafka-Lite does not act on is accepted for a broker (with both
+    admin clients) and listed as not applied; a start-up-only one
+    (auto.create.topics.enable) is refused as Kafka refuses it, and so is a per-broker one
+    set as every broker's default (resource "", which only Kafka's own tools send)."""
+    admin = AdminClient({"bootstrap.servers": started.bootstrap_servers})
+    relogin = "sasl.kerberos.min.time.before.relogin"
+    set_relogin = ConfigEntry(relogin, "120000", incremental_operation=AlterConfigOpType.SET)
+    _incremental(admin, ConfigResource.Type.BROKER, "1", set_relogin)
+    broker = ConfigResource(ConfigResource.Type.BROKER, "1")
+    configs = admin.describe_configs([broker])[broker].result(10)
+    assert configs[relogin].value == "120000"
+    assert configs["auto.create.topics.enable"].is_read_only
+    no_auto_create = ConfigEntry(
+        "auto.create.topics.enable", "false", incremental_operation=AlterConfigOpType.SET
+    )
+    with pytest.raises(KafkaException, match="Cannot update these configs dynamically") as no:
+        _incremental(admin, ConfigResource.Type.BROKER, "1", no_auto_create)
+    assert no.value.args[0].name() == "INVALID_REQUEST"
+    kadmin = KafkaAdminClient(bootstrap_servers=started.bootstrap_servers)
+    try:
+        answer = kadmin.alter_configs(
+            [KConfigResource(ConfigResourceType.BROKER, "1", {relogin: "180000"})],
+            raise_on_unknown=False,
+        )
+    finally:
+        kadmin.close()
+    assert answer == {"broker": {"1": "OK"}}
+    with RawConnection(started.bootstrap_servers) as conn:
+        response = conn.request(
+            iac.IncrementalAlterConfigsRequest(
+                resources=(
+                    iac.AlterConfigsResource(
+                        resource_type=4,
+                        resource_name="",
+                        configs=(iac.AlterableConfig(name=relogin, config_operation=0, value="1"),),
+                    ),
+                ),
+                validate_only=False,
+            )
+        )
+    (result,) = response.responses
+    assert result.error_code == 42  # INVALID_REQUEST
+    assert "broker id must be specified" in (result.error_message or "")

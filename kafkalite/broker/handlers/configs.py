@@ -4,6 +4,15 @@ Each value says where it comes from (a topic override, a dynamic broker setting,
 setting, or the default; see ``metadata.config_sources``), so a student who sets
 ``min.insync.replicas`` on a topic can see it win over the broker-wide value. Changes go
 through the controller and apply live.
+
+A client's change of a broker setting is refused where Kafka's broker refuses it
+(``ConfigAdminManager``): a read-only one (``auto.create.topics.enable``...) or a
+per-broker one set as every broker's default, INVALID_REQUEST with Kafka's message. A
+broker's own request (client id ``kafkalite-broker-<id>``) is not: it promotes the
+settings it was started with to every broker's default, which Kafka reads from each
+broker's server.properties instead.
+IncrementalAlterConfigs APPEND and SUBTRACT work on list settings from their current
+value, or their default when they have none.
 """
 
 from __future__ import annotations
@@ -15,8 +24,19 @@ from kio.schema.describe_configs.v4.request import DescribeConfigsRequest
 from kio.schema.incremental_alter_configs.v1.request import IncrementalAlterConfigsRequest
 
 from kafkalite.broker.context import RequestContext
-from kafkalite.broker.controller_channel import ControllerChannel
+from kafkalite.broker.controller_channel import BROKER_CLIENT_ID_PREFIX, ControllerChannel
 from kafkalite.broker.handlers.registry import api
+from kafkalite.metadata.config_defs import (
+    BROKER_CONFIGS,
+    GROUP_CONFIGS,
+    TOPIC_CONFIGS,
+    ConfigDef,
+    ConfigType,
+    InvalidConfigError,
+    UpdateMode,
+    dynamic_broker_change_error,
+    incremental_value,
+)
 from kafkalite.metadata.config_sources import (
     DescribedConfig,
     describe_broker,
@@ -31,7 +51,17 @@ TOPIC = 2
 BROKER = 4
 GROUP = 32
 RESOURCE_KINDS = {TOPIC: "topic", BROKER: "broker", GROUP: "group"}
+DEFINITIONS: dict[str, dict[str, ConfigDef]] = {
+    "topic": TOPIC_CONFIGS,
+    "broker": BROKER_CONFIGS,
+    "group": GROUP_CONFIGS,
+}
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+
+
+def _read_only(definition: ConfigDef) -> bool:
+    """Read-only as Kafka reports it (a start-up-only setting, in Kafka or here)."""
+    return definition.read_only or definition.update_mode is UpdateMode.READ_ONLY
 
 
 class ConfigApis:
@@ -84,11 +114,11 @@ class ConfigApis:
         configs = tuple(
             s.DescribeConfigsResourceResult(
                 name=c.name,
-                value=c.value,
-                read_only=c.definition.read_only,
+                value=None if c.definition.type is ConfigType.PASSWORD else c.value,
+                read_only=_read_only(c.definition),
                 is_default=c.is_default,
                 config_source=int(c.source),
-                is_sensitive=False,
+                is_sensitive=c.definition.type is ConfigType.PASSWORD,
                 synonyms=tuple(
                     s.DescribeConfigsSynonym(name=y.name, value=y.value, source=int(y.source))
                     for y in c.synonyms
@@ -134,6 +164,17 @@ class ConfigApis:
                 resource_type=resource.resource_type,
                 resource_name=resource.resource_name,
             )
+        from_broker = (ctx.request.client_id or "").startswith(BROKER_CLIENT_ID_PREFIX)
+        if kind == "broker" and not from_broker:
+            setting = [k for k, v in changes.items() if v is not None]
+            refused = dynamic_broker_change_error(resource.resource_name, setting)
+            if refused is not None:
+                return s.AlterConfigsResourceResponse(
+                    error_code=ErrorCode.invalid_request,
+                    error_message=refused,
+                    resource_type=resource.resource_type,
+                    resource_name=resource.resource_name,
+                )
         result = await self._controller.alter_configs(
             kind, resource.resource_name, changes, replace_all, validate_only
         )
@@ -155,7 +196,8 @@ class ConfigApis:
         return ctx.schema.AlterConfigsResponse(throttle_time=0, responses=tuple(responses))
 
     def _incremental_changes(self, resource: Any) -> dict[str, str | None]:
-        """Resolve SET/DELETE/APPEND/SUBTRACT into plain new values."""
+        """Resolve SET/DELETE/APPEND/SUBTRACT into plain new values (InvalidConfigError for
+        APPEND or SUBTRACT on an unknown or non-list setting)."""
         kind = RESOURCE_KINDS.get(int(resource.resource_type), "broker")
         current = self._image.config_table(kind).get(resource.resource_name, {})
         changes: dict[str, str | None] = {}
@@ -166,22 +208,31 @@ class ConfigApis:
             elif op == DELETE:
                 changes[c.name] = None
             else:
-                items = [x for x in current.get(c.name, "").split(",") if x]
-                delta = [x for x in (c.value or "").split(",") if x]
-                merged = (
-                    items + [x for x in delta if x not in items]
-                    if op == APPEND
-                    else [x for x in items if x not in delta]
-                )
-                changes[c.name] = ",".join(merged) if merged else None
+                definition = DEFINITIONS[kind].get(c.name)
+                if definition is None:
+                    raise InvalidConfigError(c.name, c.value, f"unknown {kind} configuration")
+                now = changes[c.name] if c.name in changes else current.get(c.name)
+                changes[c.name] = incremental_value(definition, now, op == APPEND, c.value)
         return changes
+
+    async def _alter_incrementally(
+        self, ctx: RequestContext, resource: Any, validate_only: bool
+    ) -> Any:
+        try:
+            changes = self._incremental_changes(resource)
+        except InvalidConfigError as exc:
+            return ctx.schema.AlterConfigsResourceResponse(
+                error_code=ErrorCode.invalid_config,
+                error_message=str(exc),
+                resource_type=resource.resource_type,
+                resource_name=resource.resource_name,
+            )
+        return await self._alter(ctx, resource, changes, False, validate_only)
 
     @api(IncrementalAlterConfigsRequest, 0, 1, forward=True)
     async def incremental_alter_configs(self, ctx: RequestContext, request: Any) -> Any:
         responses = [
-            await self._alter(
-                ctx, r, self._incremental_changes(r), False, bool(request.validate_only)
-            )
+            await self._alter_incrementally(ctx, r, bool(request.validate_only))
             for r in request.resources
         ]
         return ctx.schema.IncrementalAlterConfigsResponse(
