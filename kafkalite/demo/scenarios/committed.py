@@ -139,9 +139,12 @@ class Committed(Scenario):
         )
 
     def _end_of(self, broker: int) -> int | None:
-        for row in self.lab.replicas(TOPIC).itertuples():
-            if row.broker == broker and isinstance(row.log_end_offset, int | float):
-                return int(row.log_end_offset)
+        for row in self.lab.status()["partitions"]:
+            if row["topic"] == TOPIC:
+                for replica in row["replicas"]:
+                    if replica["broker"] == broker:
+                        end: int | None = replica.get("log_end_offset")
+                        return end
         return None
 
 

@@ -1,0 +1,198 @@
+"""The instructor's presenter as a lecturer uses it: ``kafkalite demo``'s Voilà page in
+headless Chromium at a projector's 1280x720, every scenario opened from the picker and
+stepped with the keyboard (→, what a clicker sends) to its verdict, each step's state
+checked against the live cluster, a screenshot per scenario kept in
+``test-artifacts/browser/demo-<scenario>.png`` and each scenario's time in
+``demo-times.json`` beside them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafkalite.cluster import Cluster
+from kafkalite.demo import server
+from kafkalite.demo.catalog import SCENARIOS
+from tests.support.chromium import CHROMIUM, CHROMIUM_FLAGS
+from tests.support.ports import free_base_port
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = Path(os.environ.get("KAFKALITE_ARTIFACTS", REPO / "test-artifacts")) / "browser"
+STEP_TIMEOUT_MS = 120_000
+SCENARIO_BUDGET_S = 60.0
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+if not CHROMIUM.exists():
+    pytest.skip(
+        "Debian's chromium is not installed (scripts/install-system-deps.sh installs it)",
+        allow_module_level=True,
+    )
+
+
+@pytest.fixture
+def presenter(make_cluster3: Callable[..., Cluster]) -> Iterator[tuple[Cluster, str]]:
+    cluster = make_cluster3()
+    root = Path(cluster.spec.root)
+    voila, _ = server.start(root, port=free_base_port(1))
+    try:
+        yield cluster, server.url(voila)
+    finally:
+        server.stop(root)
+
+
+def partition(cluster: Cluster, topic: str) -> dict[str, Any]:
+    found: dict[str, Any] = next(p for p in cluster.status()["partitions"] if p["topic"] == topic)
+    return found
+
+
+def facts(page: Any) -> dict[str, str]:
+    found: dict[str, str] = page.locator(".kl-demo-state").evaluate(
+        "e => Object.fromEntries(Object.entries(e.dataset))"
+    )
+    return found
+
+
+def check_committed(cluster: Cluster, step: int, seen: dict[str, str]) -> None:
+    """The quiz: the answer on screen is the live leader's high watermark."""
+    if step == 4:
+        hw = partition(cluster, "payments")["high_watermark"]
+        assert seen["factHighWatermark"] == str(hw)
+        for offset in (8, 10, 11):
+            assert seen[f"factCommitted-{offset}"] == str(offset < hw).lower(), (offset, hw)
+    if step == 6:
+        p = partition(cluster, "payments")
+        assert p["leader"] == int(seen["factLeader"]) != 1
+        assert cluster.broker_states()[1].value == "dead"
+    if step == 8:
+        assert seen["valid"] == "false" and seen["factLost"] == "1"
+
+
+def check_acks_1(cluster: Cluster, step: int, seen: dict[str, str]) -> None:
+    if step == 2:
+        assert partition(cluster, "clicks")["leader"] == int(seen["factLeader"]) != 1
+    if step == 4:
+        assert int(seen["factLost"]) > 0
+
+
+def check_min_insync(cluster: Cluster, step: int, seen: dict[str, str]) -> None:
+    if step == 4:
+        assert seen["factAcksAll"] == "NotEnoughReplicasError"
+        assert seen["factAcks-1"] == "acked"
+        assert len(partition(cluster, "orders")["isr"]) == 2
+    if step == 6:
+        assert seen["valid"] == "true"
+
+
+def check_unclean(cluster: Cluster, step: int, seen: dict[str, str]) -> None:
+    if step == 4:
+        assert seen["factUnclean"] == "true"
+        assert partition(cluster, "ledger")["leader"] == 2
+    if step == 7:
+        assert int(seen["factLost"]) == 10 and int(seen["factVanished"]) > 0
+
+
+def check_idempotence(cluster: Cluster, step: int, seen: dict[str, str]) -> None:
+    if step == 1:
+        assert seen["factCopies-transfers"] == "2"
+    if step == 2:
+        assert seen["factCopies-transfersIdempotent"] == "1"
+    if step == 3:
+        assert seen["factDuplicated"] == "1"
+
+
+def check_transactions(cluster: Cluster, step: int, seen: dict[str, str]) -> None:
+    if step == 2:
+        assert seen["factReadCommitted"] == "0"
+        assert partition(cluster, "accounts") is not None
+    if step == 5:
+        assert seen["valid"] == "true"
+
+
+def check_controller(cluster: Cluster, step: int, seen: dict[str, str]) -> None:
+    if step == 2:
+        quorum = cluster.status()["quorum"]
+        assert quorum["leader"] == int(seen["factController"])
+        assert partition(cluster, "orders")["leader"] == int(seen["factLeader"])
+    if step == 4:
+        assert seen["valid"] == "true"
+
+
+def check_replicated_service(cluster: Cluster, step: int, seen: dict[str, str]) -> None:
+    if step == 3:
+        assert seen["factSlowest"] == "c"
+    if step == 5:
+        assert seen["valid"] == "true" and seen["factAgree"] == "true"
+
+
+CHECKS: dict[str, Callable[[Cluster, int, dict[str, str]], None]] = {
+    "committed": check_committed,
+    "acks-1": check_acks_1,
+    "min-insync": check_min_insync,
+    "unclean": check_unclean,
+    "idempotence": check_idempotence,
+    "transactions": check_transactions,
+    "controller": check_controller,
+    "replicated-service": check_replicated_service,
+}
+
+
+def ready(page: Any, slug: str, step: int) -> dict[str, str]:
+    page.locator(
+        f'.kl-demo-state[data-scenario="{slug}"][data-step="{step}"]'
+        '[data-phase="ready"], .kl-demo-state[data-phase="failed"]'
+    ).wait_for(timeout=STEP_TIMEOUT_MS)
+    seen = facts(page)
+    assert seen["phase"] == "ready", page.locator(".kl-demo-outcome").inner_text()
+    return seen
+
+
+@pytest.mark.timeout(1500)
+def test_every_scenario_stepped_with_the_keyboard(presenter) -> None:
+    cluster, url = presenter
+    assert set(CHECKS) == {s.slug for s in SCENARIOS}, "every scenario is checked"
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    times: dict[str, float] = {}
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True
+        )
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        page.set_default_timeout(STEP_TIMEOUT_MS)
+        try:
+            page.goto(url)
+            for info in SCENARIOS:
+                started = time.monotonic()
+                if facts(page).get("scenario") != info.slug:
+                    page.locator(".kl-demo-picker select").select_option(label=info.title)
+                steps = int(ready(page, info.slug, -1)["steps"])
+                for step in range(steps):
+                    page.keyboard.press("ArrowRight")
+                    CHECKS[info.slug](cluster, step, ready(page, info.slug, step))
+                times[info.slug] = round(time.monotonic() - started, 1)
+                page.screenshot(path=str(ARTIFACTS / f"demo-{info.slug}.png"))
+                page.keyboard.press("ArrowLeft")
+                assert ready(page, info.slug, steps - 2)["step"] == str(steps - 2)
+        except Exception:
+            page.screenshot(path=str(ARTIFACTS / "demo-failure.png"))
+            raise
+        finally:
+            browser.close()
+            (ARTIFACTS / "demo-times.json").write_text(json.dumps(times, indent=2) + "\n")
+    slow = {slug: t for slug, t in times.items() if t > SCENARIO_BUDGET_S}
+    assert not slow, f"scenarios over {SCENARIO_BUDGET_S:.0f} s: {slow}"
+
+
+def test_the_presenter_notebook_is_shipped_and_clean() -> None:
+    notebook = json.loads(server.PRESENTER.read_text())
+    assert all(not c.get("outputs") for c in notebook["cells"])
+    assert shutil.which("voila") or (Path(os.sys.executable).parent / "voila").exists()
