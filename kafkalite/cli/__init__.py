@@ -37,7 +37,9 @@ VERBS = {
     "resume": "resume a paused broker",
     "start": "start a stopped or dead broker",
     "isolate": "cut one broker off from its peers and the quorum",
-    "heal": "undo isolate and slow (one broker, or all)",
+    "partial-partition": "cut one broker's replication links to every peer, "
+    "keeping its links to the controller quorum",
+    "heal": "undo isolate, slow and partial-partition (one broker, or all)",
     "slow": "delay one broker's replication traffic each way",
 }
 REFRESH_S = 0.5
@@ -322,7 +324,7 @@ def _fault(args: argparse.Namespace) -> int:
     if verb == "slow":
         cluster.slow(args.broker_id, args.delay_ms)
     else:
-        action: Callable[[int], None] = getattr(cluster, verb)
+        action: Callable[[int], None] = getattr(cluster, verb.replace("-", "_"))
         action(args.broker_id)
     after = cluster.broker_states()[args.broker_id]
     delay_ms = getattr(args, "delay_ms", None)

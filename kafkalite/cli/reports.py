@@ -19,6 +19,7 @@ UNDO = {
     "stop": "start",
     "pause": "resume",
     "isolate": "heal",
+    "partial-partition": "heal",
     "slow": "heal",
 }
 
@@ -48,8 +49,10 @@ def fault_report(
         "resume": "resumed",
         "isolate": "is isolated: it reaches no peer and no peer reaches it; "
         "its own clients still do",
+        "partial-partition": "is cut from its replication peers (it fetches from no leader, "
+        "no follower fetches from it) but still reaches the controller quorum",
         "slow": f"fetches from its leaders {delay_ms} ms late, each way",
-        "heal": "is healed: no longer isolated or slow",
+        "heal": "is healed: no longer isolated, partitioned or slow",
     }[verb]
     return f"broker {broker_id} {said}; it is now {after.value}{undo}"
 
@@ -78,7 +81,7 @@ def restart_report(
 
 
 def heal_all_report() -> str:
-    return "every broker is healed: none is isolated or slow"
+    return "every broker is healed: none is isolated, partitioned or slow"
 
 
 def down_report(before: Mapping[int, BrokerState], after: Mapping[int, BrokerState]) -> list[str]:

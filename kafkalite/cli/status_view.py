@@ -1,10 +1,11 @@
 """``kafkalite status`` as rich tables: brokers (with how long the active controller has
 not heard from each, against the session after which it fences a silent one, how late
-each one's loop runs and the delay ``slow`` put on it), partitions (every replica's
-offsets, or why its broker cannot say; the open transactions that hold the last stable
-offset back and the latest aborted ones that read_committed readers skip), the metadata
-quorum and the transactions the coordinators know, drawn from one ``Cluster.status()``
-snapshot (pure: no I/O)."""
+each one's loop runs and the delay ``slow`` put on it; ``partial`` when a partial
+partition cut its replication links), partitions (every replica's offsets, or why its
+broker cannot say; the open transactions that hold the last stable offset back and the
+latest aborted ones that read_committed readers skip), the metadata quorum and the
+transactions the coordinators know, drawn from one ``Cluster.status()`` snapshot (pure:
+no I/O)."""
 
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ def brokers_table(brokers: list[dict[str, Any]]) -> Table:
         table.add_row(
             str(b["id"]),
             b["address"],
-            b["state"],
+            "partial" if b.get("partial_partition") else b["state"],
             "yes" if b["controller"] else "",
             _ms(b.get("silent_ms")),
             _ms(b.get("loop_lag_ms")),
@@ -73,11 +74,11 @@ def partitions_table(partitions: list[dict[str, Any]]) -> Table:
         table.add_row(
             p["topic"],
             str(p["partition"]),
-            str(p["leader"]),
+            _known(p["leader"]),
             str(p["leader_epoch"]),
             ",".join(map(str, p["isr"])),
-            str(p["high_watermark"]),
-            str(p["last_stable_offset"]),
+            _known(p["high_watermark"]),
+            _known(p["last_stable_offset"]),
             " ".join(f"{r['broker']}:{replica_cell(r)}" for r in p["replicas"]),
         )
     return table
@@ -126,6 +127,12 @@ def _table(title: str, caption: str | None = None) -> Table:
     """A table with a rule under its header and no outer frame: two columns narrower
     than a boxed one, which an 80-column terminal needs."""
     return Table(title=title, caption=caption, box=box.SIMPLE_HEAD, show_edge=False)
+
+
+def _known(value: object) -> str:
+    """A field only a leader knows (the leader itself, its HW, its LSO): ``-`` while the
+    partition has none, never ``None``."""
+    return "-" if value is None else str(value)
 
 
 def _ms(value: int | None) -> str:

@@ -48,13 +48,20 @@ class ClusterBackend(Protocol):
     def isolate(self, spec: ClusterSpec, broker_id: int) -> None:
         """Cut every link from and to the broker; it keeps serving its own clients."""
 
+    def partial_partition(self, spec: ClusterSpec, broker_id: int) -> None:
+        """Cut only the broker's replication links to and from every peer; its links to
+        the controller quorum stay up."""
+
     def heal(self, spec: ClusterSpec, broker_id: int | None) -> None:
-        """Undo isolate and slow for one broker (None: every broker)."""
+        """Undo isolate, slow and partial partition for one broker (None: every broker)."""
 
     def slow(self, spec: ClusterSpec, broker_id: int, delay_ms: int) -> None:
         """Delay the broker's follower fetching by ``delay_ms``."""
 
     def isolated(self, spec: ClusterSpec) -> set[int]: ...
+
+    def partially_partitioned(self, spec: ClusterSpec) -> set[int]:
+        """The brokers cut from their replication peers (``partial_partition``)."""
 
     def slowed(self, spec: ClusterSpec) -> dict[int, int]:
         """Each slowed broker's delay in ms (``slow``), until healed."""

@@ -196,6 +196,9 @@ class DockerBackend:
     def isolate(self, spec: ClusterSpec, broker_id: int) -> None:
         self._change_faults(spec, lambda s: s.isolated.add(broker_id))
 
+    def partial_partition(self, spec: ClusterSpec, broker_id: int) -> None:
+        self._change_faults(spec, lambda s: s.partially_partitioned.add(broker_id))
+
     def heal(self, spec: ClusterSpec, broker_id: int | None) -> None:
         if spec.links():
             self._change_faults(spec, lambda s: s.heal(broker_id))
@@ -212,6 +215,11 @@ class DockerBackend:
         if self.client is None or not spec.links():
             return {}
         return self.fault_state().slow_ms
+
+    def partially_partitioned(self, spec: ClusterSpec) -> set[int]:
+        if self.client is None or not spec.links():
+            return set()
+        return self.fault_state().partially_partitioned
 
 
 def container_state(state: dict[str, Any]) -> BrokerState:

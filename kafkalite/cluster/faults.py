@@ -17,6 +17,13 @@ isolated and which are slow; the daemon re-reads it as it changes, so ``kafkalit
 - *slow*: every chunk on the broker's replication links (it fetching from leaders) is
   delivered ``slow_ms`` late; throughput is unchanged, latency grows, and the follower
   falls behind under load.
+- *partial partition*: only the broker's replication links are cut, both ways (it cannot
+  fetch from its leaders, its followers cannot fetch from it), while its controller links
+  stay up: it keeps its session with the controller quorum. A leader cut off this way is
+  not fenced; it shrinks its ISR to itself through the controller and, with
+  ``min.insync.replicas=1``, acknowledges ``acks=all`` writes alone (the 2013 Jepsen
+  analysis of Kafka 0.8, which led to ``min.insync.replicas``). ``isolate`` cuts the
+  controller links too, which is why an isolated leader cannot shrink its ISR.
 
 Clients' own connections are never proxied: an isolated leader still answers producers,
 which is exactly the lab's split-brain lesson.
@@ -59,18 +66,25 @@ class Link:
 class FaultState:
     isolated: set[int] = field(default_factory=set)
     slow_ms: dict[int, int] = field(default_factory=dict)
+    partially_partitioned: set[int] = field(default_factory=set)
+    """Brokers whose replication links are cut, their controller links kept."""
 
     def blocked(self, link: Link) -> bool:
-        return link.src in self.isolated or link.dst in self.isolated
+        ends = (link.src, link.dst)
+        if any(b in self.isolated for b in ends):
+            return True
+        return link.kind == "replication" and any(b in self.partially_partitioned for b in ends)
 
     def heal(self, broker_id: int | None) -> None:
-        """Undo isolate and slow for one broker (None: every broker)."""
+        """Undo isolate, slow and partial partition for one broker (None: every broker)."""
         if broker_id is None:
             self.isolated.clear()
             self.slow_ms.clear()
+            self.partially_partitioned.clear()
         else:
             self.isolated.discard(broker_id)
             self.slow_ms.pop(broker_id, None)
+            self.partially_partitioned.discard(broker_id)
 
     def delay_ms(self, link: Link) -> int:
         """Only the slow broker's own fetching is delayed, not the quorum."""
@@ -80,6 +94,7 @@ class FaultState:
         return {
             "isolated": sorted(self.isolated),
             "slow_ms": {str(k): v for k, v in sorted(self.slow_ms.items())},
+            "partially_partitioned": sorted(self.partially_partitioned),
         }
 
     @classmethod
@@ -87,6 +102,7 @@ class FaultState:
         return cls(
             {int(b) for b in raw.get("isolated", [])},
             {int(k): int(v) for k, v in raw.get("slow_ms", {}).items()},
+            {int(b) for b in raw.get("partially_partitioned", [])},
         )
 
 

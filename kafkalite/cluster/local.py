@@ -170,6 +170,9 @@ class LocalProcessBackend:
     def isolate(self, spec: ClusterSpec, broker_id: int) -> None:
         self._update_faults(spec, lambda s: s.isolated.add(broker_id))
 
+    def partial_partition(self, spec: ClusterSpec, broker_id: int) -> None:
+        self._update_faults(spec, lambda s: s.partially_partitioned.add(broker_id))
+
     def heal(self, spec: ClusterSpec, broker_id: int | None) -> None:
         if spec.links():
             self._update_faults(spec, lambda s: s.heal(broker_id))
@@ -182,6 +185,9 @@ class LocalProcessBackend:
 
     def slowed(self, spec: ClusterSpec) -> dict[int, int]:
         return load_faults(Path(spec.root)).slow_ms if spec.links() else {}
+
+    def partially_partitioned(self, spec: ClusterSpec) -> set[int]:
+        return load_faults(Path(spec.root)).partially_partitioned if spec.links() else set()
 
     def state(self, broker: BrokerSpec) -> BrokerState:
         process = _process(broker)

@@ -6,8 +6,9 @@ hosting it, so a student sees each replica's own log end offset and high waterma
 side. A replica on a broker that does not answer is still listed, with null offsets and
 its broker's state (``dead``, ``paused``, ...). Each broker row says how late its event
 loop runs (``loop_lag_ms``: a busy broker is not a dead one), the delay ``slow`` put on it
-(``slow_ms``, null when not slowed), and, as the active controller sees it, how long the
-broker has been silent (``silent_ms``) against the session that fences a silent broker
+(``slow_ms``, null when not slowed), whether a partial partition cut it from its
+replication peers (``partial_partition``), and, as the active controller sees it, how long
+the broker has been silent (``silent_ms``) against the session that fences a silent broker
 (``session_ms``; both null during an election); each partition lists its producers'
 state as its leader keeps it.
 """
@@ -25,6 +26,7 @@ def merge_status(
     states: dict[int, BrokerState],
     views: dict[int, dict[str, Any] | None],
     slow_ms: dict[int, int] | None = None,
+    partially_partitioned: set[int] | None = None,
 ) -> dict[str, Any]:
     judge = _active_controller(views)
     silences = judge.get("broker_silence_ms") or {}
@@ -38,6 +40,7 @@ def merge_status(
             "slow_ms": (slow_ms or {}).get(b.broker_id),
             "silent_ms": silences.get(str(b.broker_id)),
             "session_ms": judge.get("broker_session_timeout_ms"),
+            "partial_partition": b.broker_id in (partially_partitioned or set()),
         }
         for b in spec.brokers
     ]

@@ -146,8 +146,16 @@ class Cluster:
         self.spec.broker(broker_id)
         self.backend.isolate(self.spec, broker_id)
 
+    def partial_partition(self, broker_id: int) -> None:
+        """Cut the broker's replication links to and from every peer, but not its links to
+        the controller quorum: a leader cut off this way keeps its session, shrinks its
+        ISR to itself and goes on leading (``isolate`` cuts everything)."""
+        self.spec.broker(broker_id)
+        self.backend.partial_partition(self.spec, broker_id)
+
     def heal(self, broker_id: int | None = None) -> None:
-        """Undo ``isolate`` and ``slow`` (for every broker when ``broker_id`` is None)."""
+        """Undo ``isolate``, ``slow`` and ``partial_partition`` (for every broker when
+        ``broker_id`` is None)."""
         if broker_id is not None:
             self.spec.broker(broker_id)
         self.backend.heal(self.spec, broker_id)
@@ -255,7 +263,13 @@ class Cluster:
                 states = {
                     b: now[b] if b in asked and views[b] is None else s for b, s in states.items()
                 }
-        return merge_status(self.spec, states, views, self.backend.slowed(self.spec))
+        return merge_status(
+            self.spec,
+            states,
+            views,
+            self.backend.slowed(self.spec),
+            self.backend.partially_partitioned(self.spec),
+        )
 
 
 def _log_tail(broker: BrokerSpec, lines: int = 5) -> str:

@@ -1,9 +1,10 @@
 """Fault windows: when each broker was broken, for the timeline's shading.
 
-A window opens when a fault verb breaks a broker (kill, stop, pause, isolate, slow) and
-closes when the verb that undoes it runs (start/restart, resume, heal). The lab's cluster
-records every verb it carries out, whether a notebook cell or a dashboard button asked,
-so ``lab.timeline(history)`` shades exactly what happened during a run.
+A window opens when a fault verb breaks a broker (kill, stop, pause, isolate, slow,
+partial_partition) and closes when the verb that undoes it runs (start/restart, resume,
+heal). The lab's cluster records every verb it carries out, whether a notebook cell or a
+dashboard button asked, so ``lab.timeline(history)`` shades exactly what happened during
+a run.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from dataclasses import dataclass
 from kafkalite.cluster import Cluster, ClusterBackend
 from kafkalite.cluster.spec import ClusterSpec
 
-OPENED_BY = ("kill", "stop", "pause", "isolate", "slow")
+OPENED_BY = ("kill", "stop", "pause", "isolate", "slow", "partial_partition")
 CLOSED_BY: dict[str, tuple[str, ...]] = {
     "start": ("kill", "stop"),
     "restart": ("kill", "stop", "pause"),
     "resume": ("pause",),
-    "heal": ("isolate", "slow"),
+    "heal": ("isolate", "slow", "partial_partition"),
 }
 
 
@@ -96,6 +97,9 @@ class ObservedCluster(Cluster):
 
     def slow(self, broker_id: int, delay_ms: int = 500) -> None:
         self._break("slow", broker_id, super().slow, delay_ms)
+
+    def partial_partition(self, broker_id: int) -> None:
+        self._break("partial_partition", broker_id, super().partial_partition)
 
     def resume(self, broker_id: int) -> None:
         super().resume(broker_id)

@@ -126,8 +126,14 @@ class Lab:
         """Deliver the broker's replication traffic ``delay_ms`` late."""
         self.cluster.slow(broker, delay_ms)
 
+    def partial_partition(self, broker: int) -> None:
+        """Cut the broker from its replication peers, both ways, while it still reaches the
+        controller quorum: a leader cut off this way is not fenced, and shrinks its ISR."""
+        self.cluster.partial_partition(broker)
+
     def heal(self, broker: int | None = None) -> None:
-        """Undo ``isolate`` and ``slow`` (for every broker when ``broker`` is None)."""
+        """Undo ``isolate``, ``slow`` and ``partial_partition`` (for every broker when
+        ``broker`` is None)."""
         self.cluster.heal(broker)
 
     def reset(self, timeout_s: float = 60) -> None:

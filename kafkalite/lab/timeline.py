@@ -27,6 +27,7 @@ FAULT_COLOURS = {
     "pause": "tab:purple",
     "isolate": "tab:brown",
     "slow": "tab:olive",
+    "partial_partition": "tab:pink",
 }
 
 

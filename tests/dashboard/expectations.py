@@ -60,7 +60,13 @@ def paused_follower_leaves_the_isr_and_rejoins_after_resume(steps: list[Step]) -
     assert row.last_seen and not row.in_isr
     assert any("ISR shrank" in i.text for i in paused.feed)
 
-    assert resumed.broker(follower.id).verbs == ("kill", "stop", "pause", "isolate")
+    assert resumed.broker(follower.id).verbs == (
+        "kill",
+        "stop",
+        "pause",
+        "isolate",
+        "partial_partition",
+    )
     p = resumed.partition("orders", 0)
     assert follower.id in p.isr
     assert all(kinds(resumed, b) == ["committed"] * 10 for b in (1, 2, 3))

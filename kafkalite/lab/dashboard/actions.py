@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from kafkalite.cluster import Cluster
 
-VERBS = ("kill", "stop", "start", "pause", "resume", "isolate", "heal")
+VERBS = ("kill", "stop", "start", "pause", "resume", "isolate", "partial_partition", "heal")
 
 
 class ActionRunner:

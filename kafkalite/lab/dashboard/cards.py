@@ -22,9 +22,13 @@ VERB_HELP = {
     "start": "start the broker again",
     "pause": "SIGSTOP: a hung broker that answers nothing",
     "resume": "SIGCONT: the paused broker carries on",
-    "isolate": "cut it off from its peers (its clients still reach it)",
-    "heal": "undo isolate and slow",
+    "isolate": "cut it off from its peers and the controller quorum (its clients still reach it)",
+    "partial_partition": "partial partition: cut its replication links to every peer; it "
+    "still reaches the controller quorum, so as a leader it shrinks its ISR to itself",
+    "heal": "undo isolate, partial partition and slow",
 }
+VERB_LABEL = {"partial_partition": "partial"}
+"""A button's text where the verb's name would not fit it."""
 
 
 class BrokerCardWidget(w.VBox):  # type: ignore[misc]
@@ -33,10 +37,10 @@ class BrokerCardWidget(w.VBox):  # type: ignore[misc]
         self.title = w.HTML(f"broker {broker_id}")
         self.buttons = {
             verb: w.Button(
-                description=verb,
+                description=VERB_LABEL.get(verb, verb),
                 tooltip=VERB_HELP[verb],
                 disabled=True,
-                layout=w.Layout(width="62px", padding="0"),
+                layout=w.Layout(width="60px", height="26px", padding="0", margin="1px"),
             )
             for verb in VERBS
         }

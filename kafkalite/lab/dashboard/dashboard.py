@@ -25,6 +25,7 @@ from kafkalite.lab.dashboard.poller import REFRESH_INTERVAL_S, Poller
 from kafkalite.lab.dashboard.producer_panel import ProducerPanel
 from kafkalite.lab.dashboard.render import (
     render_feed,
+    render_groups,
     render_html,
     render_state_line,
     render_strips,
@@ -71,20 +72,32 @@ class Dashboard:
         self.cards: dict[int, BrokerCardWidget] = {
             b.broker_id: BrokerCardWidget(b.broker_id, self._on_verb) for b in cluster.spec.brokers
         }
-        self.heal_all = w.Button(description="heal all", tooltip="undo isolate and slow")
+        self.heal_all = w.Button(
+            description="heal all",
+            tooltip="undo isolate, partial partition and slow on every broker",
+            layout=w.Layout(width="70px"),
+        )
         self.heal_all.add_class("kl-heal-all")
         self.heal_all.on_click(lambda _b: self._on_verb("heal", None))
         self.status_line = w.HTML()
         self.strips = StripsView()
+        self.feed = StripsView()  # the event feed only: it keeps its scroll position
+        self.group_list = w.HTML()
         self.producer = ProducerPanel(cluster.bootstrap_servers, topic) if panels else None
         self.topics = TopicPanel(cluster.bootstrap_servers) if panels else None
         self.groups = GroupOffsetReader(cluster.bootstrap_servers)
+        # below the strips, one panel at a time: the whole widget fits a 1366x768 screen
+        tabs = {"events": self.feed, "consumer groups": self.group_list}
+        if self.producer is not None and self.topics is not None:
+            tabs |= {"producer": self.producer, "topic settings": self.topics}
+        self.panels = w.Tab(list(tabs.values()), titles=tuple(tabs))
+        self.panels.add_class("kl-panels")
         self.widget = w.VBox(
             [
                 self.status_line,
                 w.HBox([*self.cards.values(), self.heal_all]),
                 self.strips,
-                *([w.HBox([self.producer, self.topics])] if panels else []),
+                self.panels,
                 *([_zoom(scale)] if scale != 1.0 else []),
             ]
         )
@@ -133,7 +146,8 @@ class Dashboard:
                     self.cards[card.id].show(card, self.actions.pending(card.id))
             self.heal_all.disabled = self.actions.pending(None) is not None
             _set(self.strips, "strips_html", render_strips(state))
-            _set(self.strips, "feed_html", render_feed(state))
+            _set(self.feed, "feed_html", render_feed(state))
+            _set(self.group_list, "value", render_groups(state))
             _set(self.status_line, "value", self._status_html(state))
             replication = {p.topic: len(p.replicas) for p in state.partitions}
             if self.producer is not None and self.topics is not None:

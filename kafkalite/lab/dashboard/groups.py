@@ -1,8 +1,10 @@
-"""Each consumer group's committed offsets, read with a real admin client (confluent-kafka).
+"""Each consumer group's committed offsets and members, read with a real admin client
+(confluent-kafka).
 
-Committed offsets live in ``__consumer_offsets``, not in ``/state``: the dashboard asks
-for them as any Kafka tool would (ListGroups, OffsetFetch), on its own thread and less
-often than it refreshes, every call bounded, so a slow coordinator never delays a refresh.
+Committed offsets live in ``__consumer_offsets`` and members in the group coordinator, not
+in ``/state``: the dashboard asks for them as any Kafka tool would (ListGroups,
+OffsetFetch, DescribeGroups), on its own thread and less often than it refreshes, every
+call bounded, so a slow coordinator never delays a refresh.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 from confluent_kafka import ConsumerGroupTopicPartitions
 from confluent_kafka.admin import AdminClient
 
-from kafkalite.lab.dashboard.model import GroupOffset
+from kafkalite.lab.dashboard.model import GroupMember, GroupOffset, GroupView
 
 GroupOffsets = Mapping[tuple[str, int], list[GroupOffset]]
 
@@ -33,6 +35,7 @@ class GroupOffsetReader:
             }
         )
         self._latest: dict[tuple[str, int], list[GroupOffset]] = {}
+        self._groups: tuple[GroupView, ...] = ()
         self.last_error: str | None = None
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -40,10 +43,15 @@ class GroupOffsetReader:
     def latest(self) -> GroupOffsets:
         return self._latest
 
+    def latest_groups(self) -> tuple[GroupView, ...]:
+        return self._groups
+
     def read(self) -> GroupOffsets:
-        """Every group's committed offset per partition (groups without any are left out)."""
+        """Every group's committed offset per partition (groups without any are left out),
+        and (``latest_groups``) every group's members and their assignment."""
         listed = self._admin.list_consumer_groups(request_timeout=self.timeout_s)
-        groups = [g.group_id for g in listed.result(timeout=self.timeout_s * 2).valid]
+        groups = sorted(g.group_id for g in listed.result(timeout=self.timeout_s * 2).valid)
+        self._groups = self._describe(groups)
         found: dict[tuple[str, int], list[GroupOffset]] = {}
         for group in groups:
             request = [ConsumerGroupTopicPartitions(group)]
@@ -58,6 +66,31 @@ class GroupOffsetReader:
                     )
         self._latest = found
         return found
+
+    def _describe(self, groups: list[str]) -> tuple[GroupView, ...]:
+        if not groups:
+            return ()
+        futures = self._admin.describe_consumer_groups(groups, request_timeout=self.timeout_s)
+        views = []
+        for group in groups:
+            answer: Any = futures[group].result(timeout=self.timeout_s * 2)
+            members = tuple(
+                GroupMember(
+                    client_id=m.client_id,
+                    member_id=m.member_id,
+                    group_instance_id=m.group_instance_id,
+                    partitions=tuple(
+                        (tp.topic, tp.partition)
+                        for tp in (m.assignment.topic_partitions if m.assignment else [])
+                    ),
+                )
+                for m in answer.members
+            )
+            state = getattr(answer.state, "name", str(answer.state))
+            views.append(
+                GroupView(group, _state_name(state), answer.partition_assignor or "", members)
+            )
+        return tuple(views)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="kafkalite-groups", daemon=True)
@@ -74,3 +107,14 @@ class GroupOffsetReader:
             except Exception as exc:  # no coordinator right now: keep the last answer
                 self.last_error = f"{type(exc).__name__}: {exc}"
             self._stopping.wait(self.interval_s)
+
+
+def _state_name(state: str) -> str:
+    """confluent-kafka's enum name (``PREPARING_REBALANCING``) as Kafka spells the state."""
+    return {
+        "STABLE": "Stable",
+        "EMPTY": "Empty",
+        "DEAD": "Dead",
+        "PREPARING_REBALANCING": "PreparingRebalance",
+        "COMPLETING_REBALANCING": "CompletingRebalance",
+    }.get(state, state.title())

@@ -25,11 +25,16 @@ from kafkalite.lab.dashboard.strips import (
 
 TRUNCATION_VISIBLE_MS = 60_000
 """How long truncated cells stay visible (struck through) after the truncation."""
-WINDOW_CELLS = 36
+WINDOW_CELLS = 32
 """How many offsets each partition draws: the newest ones."""
 
+HIDDEN_TOPIC_PREFIX = "__"
+"""Topics whose names start with it are not drawn: Kafka's internal topics
+(``__consumer_offsets``, ``__transaction_state``) and the topics graders and hidden tests
+make (``__grader-...``), which a student's dashboard must not show."""
+
 VERBS_BY_STATE: dict[str, tuple[str, ...]] = {
-    "running": ("kill", "stop", "pause", "isolate"),
+    "running": ("kill", "stop", "pause", "isolate", "partial_partition"),
     "isolated": ("kill", "stop", "pause", "heal"),
     "paused": ("resume", "kill"),
     "dead": ("start",),
@@ -54,6 +59,8 @@ class BrokerCard:
     controller, or it has not heard of this broker)."""
     session_ms: int | None = None
     """``broker.session.timeout.ms``: a broker silent this long is fenced."""
+    partial_partition: bool = False
+    """Cut from its replication peers, still in touch with the controller quorum."""
 
     @property
     def answering(self) -> bool:
@@ -64,6 +71,32 @@ class BrokerCard:
 class GroupOffset:
     group: str
     offset: int
+
+
+@dataclass(frozen=True)
+class GroupMember:
+    """One consumer of a group, as the group coordinator describes it."""
+
+    client_id: str
+    member_id: str
+    group_instance_id: str | None
+    """Set for a static member (KIP-345): it keeps its assignment across a restart."""
+    partitions: tuple[tuple[str, int], ...]
+    """Its assignment: the partitions it reads now."""
+
+
+@dataclass(frozen=True)
+class GroupView:
+    """A consumer group's members and who reads which partition (DescribeGroups)."""
+
+    group: str
+    state: str
+    """Kafka's group states: Empty, PreparingRebalance, CompletingRebalance, Stable, Dead."""
+    assignor: str
+    members: tuple[GroupMember, ...]
+
+    def owner(self, topic: str, partition: int) -> GroupMember | None:
+        return next((m for m in self.members if (topic, partition) in m.partitions), None)
 
 
 @dataclass(frozen=True)
@@ -98,6 +131,10 @@ class PartitionView:
     replicas: tuple[ReplicaRow, ...]
     groups: tuple[GroupOffset, ...]
     open_transactions: tuple[dict[str, Any], ...]
+    owners: tuple[tuple[str, str], ...] = ()
+    """(group, client id) of each group member that reads this partition now."""
+    leaderless: str = ""
+    """Why there is no leader, in words, while there is none."""
 
     @property
     def name(self) -> str:
@@ -114,6 +151,8 @@ class DashboardState:
     quorum_epoch: int | None
     transactions: tuple[dict[str, Any], ...] = ()
     """The coordinators' transactions (``transactional_id``, ``state``, ``partitions``)."""
+    groups: tuple[GroupView, ...] = ()
+    """The consumer groups with members, and what each member reads."""
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON for the browser view (cells as ``[offset, kind, replaced]``)."""
@@ -145,7 +184,6 @@ class DashboardModel:
 
     truncation_visible_ms: int = TRUNCATION_VISIBLE_MS
     window_cells: int = WINDOW_CELLS
-    hidden_topics: frozenset[str] = frozenset({"__consumer_offsets", "__transaction_state"})
     shown_topics: frozenset[str] | None = None
     """Only these topics' partitions, and the events about them, are drawn (None: every
     topic): a presenter shows the partitions of the scenario on screen, nothing else."""
@@ -160,14 +198,22 @@ class DashboardModel:
         events: Iterable[dict[str, Any]],
         now_ms: int,
         group_offsets: Mapping[tuple[str, int], Iterable[GroupOffset]] | None = None,
+        groups: Iterable[GroupView] = (),
     ) -> DashboardState:
-        events = [e for e in events if self._shown(e.get("topic"))]
+        events = [e for e in events if self._shown(e.get("topic")) and not hidden(e.get("topic"))]
         self.feed.add(events)
         self._remember_truncations(events, now_ms)
+        states = {b["id"]: b.get("state") for b in snapshot.get("brokers", [])}
+        shown_groups = tuple(g for g in groups if _visible_members(g))
         partitions = tuple(
-            self._partition(p, (group_offsets or {}).get((p["topic"], p["partition"]), ()))
+            self._partition(
+                p,
+                (group_offsets or {}).get((p["topic"], p["partition"]), ()),
+                _owners(shown_groups, p["topic"], p["partition"]),
+                states,
+            )
             for p in snapshot.get("partitions", [])
-            if p["topic"] not in self.hidden_topics and self._shown(p["topic"])
+            if not hidden(p["topic"]) and self._shown(p["topic"])
         )
         quorum = snapshot.get("quorum") or {}
         return DashboardState(
@@ -180,6 +226,7 @@ class DashboardModel:
             transactions=tuple(
                 t for t in snapshot.get("transactions") or () if self._shown_transaction(t)
             ),
+            groups=shown_groups,
         )
 
     def _shown(self, topic: str | None) -> bool:
@@ -206,7 +253,13 @@ class DashboardModel:
             t for t in self.truncations if now_ms - t.time_ms < self.truncation_visible_ms
         ]
 
-    def _partition(self, p: Mapping[str, Any], groups: Iterable[GroupOffset]) -> PartitionView:
+    def _partition(
+        self,
+        p: Mapping[str, Any],
+        groups: Iterable[GroupOffset],
+        owners: tuple[tuple[str, str], ...],
+        states: Mapping[int, Any],
+    ) -> PartitionView:
         key = (p["topic"], p["partition"])
         replicas = [self._with_last_seen(key, r) for r in p["replicas"]]
         truncated: dict[int, list[OffsetRange]] = {r["broker"]: [] for r in replicas}
@@ -241,6 +294,8 @@ class DashboardModel:
             replicas=rows,
             groups=tuple(sorted(groups, key=lambda g: g.group)),
             open_transactions=open_txns,
+            owners=owners,
+            leaderless="" if p.get("leader") is not None else _leaderless(p, states),
         )
 
     def _with_last_seen(
@@ -306,8 +361,35 @@ def _committed_end(p: Mapping[str, Any], leo: int, own_hw: int | None, in_isr: b
     return min(leo, bound or 0)
 
 
+def hidden(topic: object) -> bool:
+    """Not drawn: internal topics, and the ones graders and hidden tests make."""
+    return isinstance(topic, str) and topic.startswith(HIDDEN_TOPIC_PREFIX)
+
+
+def _visible_members(group: GroupView) -> bool:
+    """A group worth showing: one with a member, none of whose partitions is hidden."""
+    parts = [tp for m in group.members for tp in m.partitions]
+    return bool(group.members) and not any(hidden(topic) for topic, _ in parts)
+
+
+def _owners(groups: Iterable[GroupView], topic: str, partition: int) -> tuple[tuple[str, str], ...]:
+    found = ((g.group, g.owner(topic, partition)) for g in groups)
+    return tuple((group, m.client_id) for group, m in found if m is not None)
+
+
+def _leaderless(p: Mapping[str, Any], states: Mapping[int, Any]) -> str:
+    """Why a partition has no leader: an election is on its way while an in-sync replica
+    is alive; when every one is down, a clean election waits for one to come back."""
+    isr = p.get("isr") or ()
+    if isr and all(states.get(b) in ("dead", "stopped", "paused") for b in isr):
+        down = ", ".join(map(str, isr))
+        return f"no leader — waiting for an in-sync replica ({down}) to come back"
+    return "no leader — election in progress"
+
+
 def _card(b: Mapping[str, Any], partitions: tuple[PartitionView, ...]) -> BrokerCard:
     state = str(b.get("state"))
+    partial = bool(b.get("partial_partition"))
     return BrokerCard(
         id=b["id"],
         address=b.get("address", ""),
@@ -315,14 +397,17 @@ def _card(b: Mapping[str, Any], partitions: tuple[PartitionView, ...]) -> Broker
         controller=bool(b.get("controller")),
         slow_ms=b.get("slow_ms"),
         leads=sum(1 for p in partitions if p.leader == b["id"]),
-        verbs=_verbs(state, b.get("slow_ms")),
+        verbs=_verbs(state, b.get("slow_ms") is not None or partial),
         silent_ms=b.get("silent_ms"),
         session_ms=b.get("session_ms"),
+        partial_partition=partial,
     )
 
 
-def _verbs(state: str, slow_ms: int | None) -> tuple[str, ...]:
+def _verbs(state: str, healable: bool) -> tuple[str, ...]:
+    """A slowed or partially partitioned broker still runs: it can also be healed (and is
+    not partitioned twice)."""
     verbs = VERBS_BY_STATE.get(state, ())
-    if slow_ms is not None and state == "running":
-        verbs = (*verbs, "heal")
+    if healable and state == "running":
+        verbs = (*(v for v in verbs if v != "partial_partition"), "heal")
     return verbs

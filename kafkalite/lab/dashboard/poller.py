@@ -61,7 +61,8 @@ class Poller:
             snapshot = self.cluster.status(self.timeout_s, states)
             events = events_future.result()
             offsets = self.groups.latest() if self.groups is not None else None
-            state = self.model.update(snapshot, events, int(time.time() * 1000), offsets)
+            groups = self.groups.latest_groups() if self.groups is not None else ()
+            state = self.model.update(snapshot, events, int(time.time() * 1000), offsets, groups)
             self.refresh_times.append(time.monotonic())
             self.refreshes += 1
         self.on_state(state)

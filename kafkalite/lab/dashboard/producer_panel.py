@@ -25,18 +25,42 @@ class ProducerPanel(w.VBox):  # type: ignore[misc]
     def __init__(self, bootstrap_servers: str, topic: str = "") -> None:
         self.bootstrap_servers = bootstrap_servers
         self.topic = w.Dropdown(
-            options=[topic] if topic else [], description="topic", style=LABEL_WIDTH
+            options=[topic] if topic else [],
+            description="topic",
+            style=LABEL_WIDTH,
+            layout=w.Layout(width="240px"),
         )
         self.acks = w.Dropdown(
-            options=["all", "1", "0"], value="all", description="acks", style=LABEL_WIDTH
+            options=["all", "1", "0"],
+            value="all",
+            description="acks",
+            style=LABEL_WIDTH,
+            layout=w.Layout(width="100px"),
         )
         self.retries = w.BoundedIntText(
-            3, min=0, max=1000, description="retries", style=LABEL_WIDTH
+            3,
+            min=0,
+            max=1000,
+            description="retries",
+            style=LABEL_WIDTH,
+            layout=w.Layout(width="110px"),
         )
-        self.idempotence = w.Checkbox(False, description="enable_idempotence", indent=False)
-        self.count = w.BoundedIntText(10, min=1, max=100_000, description="N", style=LABEL_WIDTH)
-        self.produce = w.Button(description="produce N")
-        self.continuous = w.ToggleButton(False, description="produce continuously")
+        self.idempotence = w.Checkbox(
+            False, description="enable_idempotence", indent=False, layout=w.Layout(width="auto")
+        )
+        self.count = w.BoundedIntText(
+            10,
+            min=1,
+            max=100_000,
+            description="N",
+            style=LABEL_WIDTH,
+            layout=w.Layout(width="100px"),
+        )
+        # buttons as wide as their text: a fixed width cut "produce continuously" short
+        self.produce = w.Button(description="produce N", layout=w.Layout(width="auto"))
+        self.continuous = w.ToggleButton(
+            False, description="produce continuously", layout=w.Layout(width="auto")
+        )
         self.counts = w.HTML()
         for widget, name in ((self.produce, "produce"), (self.continuous, "continuous")):
             widget.add_class(f"kl-producer-{name}")
@@ -50,11 +74,8 @@ class ProducerPanel(w.VBox):  # type: ignore[misc]
         self._worker: threading.Thread | None = None
         super().__init__(
             [
-                w.HTML("<b>producer</b> (kafka-python)"),
-                w.HBox([self.topic, self.acks]),
-                w.HBox([self.retries, self.idempotence]),
-                w.HBox([self.count, self.produce, self.continuous]),
-                self.counts,
+                w.HBox([self.topic, self.acks, self.retries, self.idempotence]),
+                w.HBox([self.count, self.produce, self.continuous, self.counts]),
             ]
         )
         self.show_counts()

@@ -12,11 +12,24 @@ from __future__ import annotations
 import datetime as dt
 from html import escape
 
-from kafkalite.lab.dashboard.model import BrokerCard, DashboardState, PartitionView, ReplicaRow
+from kafkalite.lab.dashboard.model import (
+    BrokerCard,
+    DashboardState,
+    GroupMember,
+    GroupView,
+    PartitionView,
+    ReplicaRow,
+)
 from kafkalite.lab.dashboard.strips import Cell
 
 SLOT_PX = 16
-LABEL_PX = 240
+LABEL_PX = 220
+STRIPS_MAX_HEIGHT_PX = 270
+"""The strips scroll inside a box this tall, so the cards, the strips and the panels below
+fit a 1366x768 screen together with JupyterLab around them."""
+AXIS_EVERY = 5
+"""An offset axis labels every fifth offset with its real number; cells themselves carry
+their offset only while every drawn offset has at most two digits (a cell is 14 px)."""
 
 CELL_STYLE = {
     "committed": "background:#2e7d32;color:#fff",
@@ -74,6 +87,8 @@ def render_broker_card(card: BrokerCard) -> str:
         badges.append("controller")
     if card.slow_ms is not None:
         badges.append(f"slowed {card.slow_ms} ms")
+    if card.partial_partition:
+        badges.append("cut from its replication peers")
     return (
         f'<div class="kl-broker kl-broker-{card.id}" data-broker="{card.id}" '
         f'data-state="{card.state}" style="display:inline-block;border:2px solid;'
@@ -98,7 +113,7 @@ def _silence(card: BrokerCard) -> str:
     )
 
 
-def _cell(cell: Cell) -> str:
+def _cell(cell: Cell, numbered: bool) -> str:
     kind = str(cell.kind)
     replaced = ";box-shadow:inset 0 -3px #c62828" if cell.replaced else ""
     title = f"offset {cell.offset}: {CELL_MEANING[kind]}"
@@ -109,7 +124,29 @@ def _cell(cell: Cell) -> str:
         f'title="{title}" style="display:inline-block;box-sizing:border-box;width:{SLOT_PX - 2}px;'
         f"height:14px;margin-right:2px;font:8px monospace;text-align:center;"
         f'line-height:14px;overflow:hidden;{CELL_STYLE[kind]}{replaced}">'
-        f"{cell.offset % 100}</span>"
+        f"{cell.offset if numbered else ''}</span>"
+    )
+
+
+def _numbered(p: PartitionView) -> bool:
+    """Cells are wide enough for two digits: they carry offsets below 100 only."""
+    return p.window_end <= 100
+
+
+def _axis(p: PartitionView) -> str:
+    """The real offsets above the strips, every ``AXIS_EVERY`` slots (for windows whose
+    cells are too narrow to carry their own offset)."""
+    if _numbered(p) or p.window_end <= p.window_start:
+        return ""
+    first = -(-p.window_start // AXIS_EVERY) * AXIS_EVERY
+    labels = "".join(
+        f'<span class="kl-axis" data-offset="{o}" style="position:absolute;'
+        f'left:{_slot_left(p, o)}px;top:0;border-left:1px solid #999;padding-left:1px">{o}</span>'
+        for o in range(first, p.window_end, AXIS_EVERY)
+    )
+    return (
+        '<div style="position:relative;height:12px;font:9px monospace;color:#555">'
+        f'<span style="position:absolute;left:0">offsets</span>{labels}</div>'
     )
 
 
@@ -151,8 +188,9 @@ def _replica_label(p: PartitionView, r: ReplicaRow) -> str:
 
 def _replica_row(p: PartitionView, r: ReplicaRow) -> str:
     by_offset = {c.offset: c for c in r.cells}
+    numbered = _numbered(p)
     slots = "".join(
-        _cell(by_offset[o])
+        _cell(by_offset[o], numbered)
         if o in by_offset
         else f'<span style="display:inline-block;width:{SLOT_PX}px"></span>'
         for o in range(p.window_start, p.window_end)
@@ -165,7 +203,7 @@ def _replica_row(p: PartitionView, r: ReplicaRow) -> str:
     if r.is_leader and p.last_stable_offset not in (None, r.high_watermark):
         marks.append(("LSO", p.last_stable_offset))
     offsets = (
-        f"LEO {r.log_end_offset} · HW {r.high_watermark}"
+        f"LEO {r.log_end_offset} · HW {_known(r.high_watermark)}"
         if r.log_end_offset is not None
         else "no answer"
     )
@@ -180,9 +218,21 @@ def _replica_row(p: PartitionView, r: ReplicaRow) -> str:
     )
 
 
+def _known(value: int | None) -> str:
+    """An offset only the leader knows: a dash while there is none."""
+    return "—" if value is None else str(value)
+
+
+def _leader(p: PartitionView) -> str:
+    if p.leader is not None:
+        return f"leader <b>broker {p.leader}</b>"
+    return f'<b style="color:#b71c1c">{escape(p.leaderless)}</b>'
+
+
 def render_partition(p: PartitionView) -> str:
-    leader = f"leader <b>broker {p.leader}</b>" if p.leader is not None else "<b>no leader</b>"
+    leader = _leader(p)
     groups = "".join(f" · group {escape(g.group)} at {g.offset}" for g in p.groups)
+    groups += "".join(f" · read by {escape(c)} ({escape(g)})" for g, c in p.owners)
     groups += "".join(
         f" · open transaction of producer {t.get('producer_id')} from {t.get('first_offset')}"
         for t in p.open_transactions
@@ -195,15 +245,16 @@ def render_partition(p: PartitionView) -> str:
     head = (
         f'<div style="font:12px sans-serif;margin-top:6px">'
         f"<b>{escape(p.name)}</b> · {leader} · leader epoch {p.leader_epoch} · "
-        f"ISR {list(p.isr)} · HW {p.high_watermark} · LSO {p.last_stable_offset}"
-        f"{groups}{hidden}</div>"
+        f"ISR {list(p.isr)} · HW {_known(p.high_watermark)} · "
+        f"LSO {_known(p.last_stable_offset)}{groups}{hidden}</div>"
     )
     group_marks = _markers(p, [(g.group, g.offset) for g in p.groups], "#00695c")
     rows = "".join(_replica_row(p, r) for r in p.replicas)
+    leader_id = "" if p.leader is None else p.leader
     return (
         f'<div class="kl-partition" data-topic="{escape(p.topic)}" '
-        f'data-partition="{p.partition}" data-leader="{p.leader}">{head}'
-        f"{group_marks if p.groups else ''}{rows}</div>"
+        f'data-partition="{p.partition}" data-leader="{leader_id}">{head}'
+        f"{_axis(p)}{group_marks if p.groups else ''}{rows}</div>"
     )
 
 
@@ -239,9 +290,36 @@ def render_strips(state: DashboardState) -> str:
     else:
         body = "".join(render_partition(p) for p in state.partitions)
     return (
-        f'<div class="kl-strips" style="overflow-x:auto">{render_legend()}{body}'
-        f"{render_transactions(state)}</div>"
+        f"{render_legend()}"
+        f'<div class="kl-strips" style="overflow:auto;max-height:{STRIPS_MAX_HEIGHT_PX}px">'
+        f"{body}{render_transactions(state)}</div>"
     )
+
+
+def _member(g: GroupView, m: GroupMember) -> str:
+    reads = ", ".join(f"{t}-{p}" for t, p in sorted(m.partitions)) or "nothing"
+    static = f" (static: {escape(m.group_instance_id)})" if m.group_instance_id else ""
+    return (
+        f'<div class="kl-member" data-group="{escape(g.group)}" '
+        f'data-client="{escape(m.client_id)}" data-partitions="{escape(reads)}">'
+        f"{escape(m.client_id)}{static} reads <b>{escape(reads)}</b></div>"
+    )
+
+
+def render_groups(state: DashboardState) -> str:
+    """Each consumer group with members: its state, its assignor, who reads what."""
+    if not state.groups:
+        body = '<span style="color:#777">no consumer group has members now</span>'
+    else:
+        body = "".join(
+            f'<div class="kl-group" data-group="{escape(g.group)}" '
+            f'data-state="{escape(g.state)}" style="margin-bottom:4px">'
+            f"<b>group {escape(g.group)}</b> · {escape(g.state)} · {len(g.members)} "
+            f"member{'s' if len(g.members) != 1 else ''} · assignor {escape(g.assignor or '?')}"
+            f"{''.join(_member(g, m) for m in g.members)}</div>"
+            for g in state.groups
+        )
+    return f'<div class="kl-groups" style="font:11px sans-serif">{body}</div>'
 
 
 def render_feed(state: DashboardState, limit: int = 25) -> str:
@@ -251,7 +329,7 @@ def render_feed(state: DashboardState, limit: int = 25) -> str:
         for i in state.feed[:limit]
     )
     return (
-        f'<div class="kl-feed" style="font:11px monospace;max-height:180px;overflow-y:auto;'
+        f'<div class="kl-feed" style="font:11px monospace;max-height:130px;overflow-y:auto;'
         f'border-top:1px solid #ddd;margin-top:6px;padding-top:4px">'
         f"{items or 'no events yet'}</div>"
     )
@@ -262,7 +340,8 @@ def render_html(state: DashboardState) -> str:
     cards = "".join(render_broker_card(b) for b in state.brokers)
     return (
         f'<div class="kl-dashboard kl-static">{render_state_line(state)}'
-        f"<div>{cards}</div>{render_strips(state)}{render_feed(state)}</div>"
+        f"<div>{cards}</div>{render_strips(state)}{render_groups(state)}"
+        f"{render_feed(state)}</div>"
     )
 
 
@@ -275,12 +354,13 @@ def render_text(state: DashboardState) -> str:
         )
     ]
     for p in state.partitions:
+        leader = f"leader {p.leader}" if p.leader is not None else p.leaderless
         lines.append(
-            f"{p.name}: leader {p.leader} epoch {p.leader_epoch} ISR {list(p.isr)} "
-            f"HW {p.high_watermark} LSO {p.last_stable_offset}"
+            f"{p.name}: {leader} epoch {p.leader_epoch} ISR {list(p.isr)} "
+            f"HW {_known(p.high_watermark)} LSO {_known(p.last_stable_offset)}"
         )
         lines.extend(
-            f"  broker {r.broker}: LEO {r.log_end_offset} HW {r.high_watermark} "
+            f"  broker {r.broker}: LEO {_known(r.log_end_offset)} HW {_known(r.high_watermark)} "
             f"epoch {r.leader_epoch}{' in ISR' if r.in_isr else ''}"
             for r in p.replicas
         )

@@ -31,19 +31,38 @@ SETTINGS = ("min.insync.replicas", "unclean.leader.election.enable")
 class TopicPanel(w.VBox):  # type: ignore[misc]
     def __init__(self, bootstrap_servers: str) -> None:
         self._admin = AdminClient({"bootstrap.servers": bootstrap_servers, "log_level": 0})
-        self.topic = w.Dropdown(options=[], description="topic", style=LABEL_WIDTH)
-        self.rf = w.HTML()
-        self.min_isr = w.BoundedIntText(
-            1, min=1, max=16, description="min.insync", style=LABEL_WIDTH
+        self.topic = w.Dropdown(
+            options=[], description="topic", style=LABEL_WIDTH, layout=w.Layout(width="240px")
         )
-        self.unclean = w.Checkbox(False, description="unclean.leader.election.enable", indent=False)
-        self.apply = w.Button(description="apply")
+        self.rf = w.HTML(layout=w.Layout(width="auto"))
+        self.min_isr = w.BoundedIntText(
+            1,
+            min=1,
+            max=16,
+            description="min.insync.replicas",
+            style=LABEL_WIDTH,
+            layout=w.Layout(width="170px"),
+        )
+        self.unclean = w.Checkbox(
+            False,
+            description="unclean.leader.election.enable",
+            indent=False,
+            layout=w.Layout(width="auto"),
+        )
+        self.apply = w.Button(description="apply", layout=w.Layout(width="auto"))
         self.new_name = w.Text("", placeholder="new topic", layout=w.Layout(width="140px"))
         self.new_partitions = w.BoundedIntText(
-            1, min=1, max=64, description="partitions", style=LABEL_WIDTH
+            1,
+            min=1,
+            max=64,
+            description="partitions",
+            style=LABEL_WIDTH,
+            layout=w.Layout(width="130px"),
         )
-        self.new_rf = w.BoundedIntText(3, min=1, max=16, description="RF", style=LABEL_WIDTH)
-        self.create = w.Button(description="create topic")
+        self.new_rf = w.BoundedIntText(
+            3, min=1, max=16, description="RF", style=LABEL_WIDTH, layout=w.Layout(width="90px")
+        )
+        self.create = w.Button(description="create topic", layout=w.Layout(width="auto"))
         self.message = w.HTML()
         self.apply.add_class("kl-topic-apply")
         self.create.add_class("kl-topic-create")
@@ -53,9 +72,7 @@ class TopicPanel(w.VBox):  # type: ignore[misc]
         self._replication: dict[str, int] = {}
         super().__init__(
             [
-                w.HTML("<b>topic</b> (admin client)"),
-                w.HBox([self.topic, self.rf]),
-                w.HBox([self.min_isr, self.unclean, self.apply]),
+                w.HBox([self.topic, self.rf, self.min_isr, self.unclean, self.apply]),
                 w.HBox([self.new_name, self.new_partitions, self.new_rf, self.create]),
                 self.message,
             ]
@@ -70,7 +87,7 @@ class TopicPanel(w.VBox):  # type: ignore[misc]
             self.topic.options = names
             self.topic.value = current if current in names else (names[0] if names else None)
         rf = replication.get(self.topic.value or "")
-        text = f"replication factor <b>{rf}</b>" if rf is not None else ""
+        text = f"replication factor <b>{rf}</b>&nbsp;" if rf is not None else ""
         if self.rf.value != text:
             self.rf.value = text
 

@@ -76,6 +76,21 @@ def test_fault_rules() -> None:
     assert FaultState.from_json(state.to_json()) == state
 
 
+def test_a_partial_partition_cuts_replication_and_keeps_the_quorum() -> None:
+    """Broker 1 cut from its replication peers: it fetches from no leader and no follower
+    fetches from it, but its controller links (quorum, heartbeats, AlterPartition) stay."""
+    state = FaultState(partially_partitioned={1})
+    assert state.blocked(Link(1, 2, "replication", 1, "h", 1))  # 1 fetching from 2
+    assert state.blocked(Link(3, 1, "replication", 1, "h", 1))  # 3 fetching from 1
+    assert not state.blocked(Link(1, 2, "controller", 1, "h", 1))
+    assert not state.blocked(Link(3, 1, "controller", 1, "h", 1))
+    assert not state.blocked(Link(2, 3, "replication", 1, "h", 1))  # the others are not cut
+    assert FaultState.from_json(state.to_json()) == state
+    state.heal(1)
+    assert not state.blocked(Link(1, 2, "replication", 1, "h", 1))
+    assert FaultState.from_json({"isolated": [2]}).partially_partitioned == set()  # older file
+
+
 def test_fault_file_round_trip_and_torn_writes(tmp_path: Path) -> None:
     assert load_faults(tmp_path) == FaultState()
     save_faults(tmp_path, FaultState({2}))

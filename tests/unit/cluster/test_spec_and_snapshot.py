@@ -229,6 +229,9 @@ class PausedWhileAsked:
     def slowed(self, spec: ClusterSpec) -> dict[int, int]:
         return {}
 
+    def partially_partitioned(self, spec: ClusterSpec) -> set[int]:
+        return set()
+
 
 def test_a_broker_paused_while_status_asks_it_shows_as_paused(tmp_path: Path) -> None:
     spec = ClusterSpec.build(tmp_path, 3, 19092, {})

@@ -4,12 +4,13 @@ event feed's de-duplication, and the static renderings."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
 from kafkalite.lab.dashboard.feed import Feed, describe
-from kafkalite.lab.dashboard.model import DashboardModel, GroupOffset
+from kafkalite.lab.dashboard.model import DashboardModel, GroupMember, GroupOffset, GroupView
 from kafkalite.lab.dashboard.render import render_html, render_text
 from kafkalite.lab.dashboard.strips import CellKind, offset_window
 
@@ -103,7 +104,7 @@ def test_group_offsets_and_a_slowed_broker() -> None:
     )
     assert state.partition("pay", 0).groups == (GroupOffset("billing", 7),)
     assert state.broker(2).verbs == ("kill", "stop", "pause", "isolate", "heal")
-    assert state.broker(1).verbs == ("kill", "stop", "pause", "isolate")
+    assert state.broker(1).verbs == ("kill", "stop", "pause", "isolate", "partial_partition")
     html = render_html(state)
     assert "slowed 500 ms" in html
     assert 'data-marker="billing" data-offset="7"' in html
@@ -126,9 +127,79 @@ def test_only_the_newest_offsets_are_drawn_and_the_rest_is_said() -> None:
     assert offset_window(5, [7], 40) == range(5, 7)
 
 
-def test_internal_topics_are_not_drawn() -> None:
-    snap = snapshot({"topic": "__consumer_offsets"})
-    assert DashboardModel().update(snap, [], NOW).partitions == ()
+def test_cells_are_labelled_with_real_offsets_not_modulo_100() -> None:
+    """Past offset 99 a cell is too narrow for its number: an axis gives every fifth
+    offset its real number (960, 965, ...), and no cell says 60 for offset 960."""
+    snap = snapshot(
+        {
+            "high_watermark": 1000,
+            "last_stable_offset": 1000,
+            "replicas": [replica(1, 1000, 1000), replica(2, 990, 990)],
+        }
+    )
+    html = render_html(DashboardModel(window_cells=40).update(snap, [], NOW))
+    axis = re.findall(r'class="kl-axis" data-offset="(\d+)"[^>]*>(\d+)<', html)
+    assert [int(label) for _, label in axis] == list(range(960, 1000, 5))
+    assert all(offset == label for offset, label in axis)
+    assert re.findall(r'data-offset="960"[^>]*>(\d*)</span>', html).count("60") == 0
+    small = render_html(DashboardModel().update(snapshot({}), [], NOW))
+    assert 'data-offset="7" data-kind="committed"' in small and ">7</span>" in small
+    assert 'class="kl-axis"' not in small  # two digits fit a cell: no axis needed
+
+
+def test_a_partition_without_a_leader_never_says_none() -> None:
+    """While a partition has no leader the dashboard says why, never "None"."""
+    electing = snapshot({"leader": None, "high_watermark": None, "last_stable_offset": None})
+    state = DashboardModel().update(electing, [], NOW)
+    assert state.partition("pay", 0).leaderless == "no leader — election in progress"
+    html, text = render_html(state), render_text(state)
+    assert "no leader — election in progress" in html and "None" not in html
+    assert "no leader — election in progress" in text and "None" not in text
+    down = [
+        {"id": 1, "address": "a:1", "state": "dead", "controller": False},
+        {"id": 2, "address": "a:2", "state": "running", "controller": True},
+    ]
+    offline = snapshot({"leader": None, "isr": [1], "high_watermark": None}, down)
+    waiting = DashboardModel().update(offline, [], NOW).partition("pay", 0).leaderless
+    assert waiting == "no leader — waiting for an in-sync replica (1) to come back"
+
+
+@pytest.mark.parametrize("topic", ["__consumer_offsets", "__transaction_state", "__grader-x1"])
+def test_internal_and_grading_topics_are_not_drawn(topic: str) -> None:
+    snap = snapshot({"topic": topic})
+    state = DashboardModel().update(
+        snap, [event(1, "leader_elected", topic=topic, partition=0, leader=1)], NOW
+    )
+    assert state.partitions == () and state.feed == ()
+
+
+def test_a_partially_partitioned_broker_says_so_and_can_be_healed() -> None:
+    brokers = [
+        {"id": 1, "address": "a:1", "state": "running", "controller": True},
+        {"id": 2, "address": "a:2", "state": "running", "partial_partition": True},
+    ]
+    state = DashboardModel().update(snapshot({}, brokers), [], NOW)
+    assert state.broker(2).verbs == ("kill", "stop", "pause", "isolate", "heal")
+    assert "cut from its replication peers" in render_html(state)
+
+
+def test_group_members_and_who_reads_which_partition() -> None:
+    members = (
+        GroupMember("consumer-1", "m1", None, (("pay", 0),)),
+        GroupMember("consumer-2", "m2", "replica-b", ()),
+    )
+    grading = GroupView(
+        "g", "Stable", "range", (GroupMember("c", "m", None, (("__grader-1", 0),)),)
+    )
+    state = DashboardModel().update(
+        snapshot({}), [], NOW, groups=[GroupView("billing", "Stable", "range", members), grading]
+    )
+    assert [g.group for g in state.groups] == ["billing"]  # a grading group is not shown
+    assert state.partition("pay", 0).owners == (("billing", "consumer-1"),)
+    html = render_html(state)
+    assert "read by consumer-1 (billing)" in html
+    assert 'data-client="consumer-2" data-partitions="nothing"' in html
+    assert "static: replica-b" in html
 
 
 def event(broker: int, kind: str, time_ms: int = NOW, **fields: Any) -> dict[str, Any]:
