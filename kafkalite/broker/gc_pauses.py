@@ -15,9 +15,9 @@ generation (``gc.freeze``), which no collection walks: full collections then see
 the objects that come and go (a median of 17,600) and take 2-23 ms of CPU, 7 ms at the
 median. Garbage made later is collected as before; a cycle among the frozen objects
 never would be, which is why the freeze comes after startup's own garbage is collected.
-The machine's own starvation stays: ``bench.starvation`` still shows control loops a few
-hundred ms late at times, which the controller's stretched sessions
-(``controller.heartbeats``) must absorb.
+The machine's own starvation stays: a starved broker's contacts with the controller still
+come a few hundred ms late at times (``bench.starvation``), which its session
+(``broker.session.timeout.ms``, ``controller.heartbeats``) absorbs.
 
 ``GcPauses`` times every collection, so that ``/state`` shows what the collector costs:
 how many objects are frozen, how many full collections ran, and the longest pauses.

@@ -194,9 +194,9 @@ class Nemesis:
 
     def await_another_leader(self, isolated: int) -> None:
         """Hold the isolation until the others have elected a leader (as lab 04 does), at
-        most ``SPLIT_BRAIN_WAIT_S``, even past the workload's end: how long the controller
-        takes to fence the isolated leader depends on how busy the machine is (its
-        sessions stretch), and a split brain needs both leaders."""
+        most ``SPLIT_BRAIN_WAIT_S``, even past the workload's end: the controller fences
+        the isolated leader only once its session has run out, and a split brain needs
+        both leaders."""
         deadline = time.monotonic() + SPLIT_BRAIN_WAIT_S
         while time.monotonic() < deadline and self.leader() in (None, isolated):
             time.sleep(0.1)

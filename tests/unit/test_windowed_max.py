@@ -1,5 +1,5 @@
-"""The windowed maximum behind ``loop_lag_ms``, contacts' lateness and the run queue: the
-largest recent value is reported until it leaves the window."""
+"""The windowed maximum behind ``loop_lag_ms``: the largest recent value is reported until
+it leaves the window."""
 
 from __future__ import annotations
 
