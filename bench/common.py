@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import platform
+import signal
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -15,6 +19,7 @@ import psutil
 from confluent_kafka import Producer
 
 from kafkalite.cluster import Cluster
+from kafkalite.events import EventType
 from tests.support.ports import free_base_port
 
 RESULTS = Path(__file__).parent / "results"
@@ -58,3 +63,77 @@ def record(name: str, results: dict[str, Any]) -> None:
     }
     (RESULTS / f"{name}.json").write_text(json.dumps(payload, indent=2) + "\n")
     print(json.dumps(payload, indent=2))
+
+
+BESIDE_CLUSTERS = 24
+"""The load of the "busy" figures: ``bench.idle --clusters 24`` beside the measured
+cluster, 72 idle brokers and their proxies: a course server with a class's clusters
+(load average 4 or more on 2 cores)."""
+QUIET_LOAD = 1.5
+"""The one-minute load average under which the machine counts as quiet."""
+
+
+def load_average() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def wait_until_quiet(max_wait_s: float = 600, below: float = QUIET_LOAD) -> list[float]:
+    """Wait (at most ``max_wait_s``) for a quiet moment: other work on a shared machine
+    (another helper's tests) would count as load. Returns the load average then; the
+    figures record it either way."""
+    deadline = time.monotonic() + max_wait_s
+    while os.getloadavg()[0] >= below and time.monotonic() < deadline:
+        time.sleep(5)
+    return load_average()
+
+
+@contextlib.contextmanager
+def idle_clusters_beside(count: int = BESIDE_CLUSTERS) -> Iterator[subprocess.Popen[bytes]]:
+    """``bench.idle --clusters count --hold`` in a process of its own, for as long as the
+    block runs: its clusters are up, settled and holding a lab's topics when the block
+    starts, and stopped (``kafkalite down`` of each) when it ends."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bench.idle", "--clusters", str(count), "--hold"],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if line.startswith(b"holding"):
+                break
+        else:
+            raise RuntimeError(f"bench.idle --clusters {count} --hold ended: {process.wait()}")
+        yield process
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(300)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def failover_steps(
+    cluster: Cluster, since_ms: float, broker_id: int, topic: str, partition: int = 0
+) -> dict[str, int | None]:
+    """Where a failover's time went, from the cluster's events: ms after ``since_ms`` (the
+    fault) until ``broker_id`` was fenced, and until another broker became the leader of
+    ``topic``-``partition`` (None if not seen)."""
+    events = [e for e in cluster.events() if e["time_ms"] >= since_ms]
+    fenced = [
+        e["time_ms"]
+        for e in events
+        if e["type"] == EventType.BROKER_FENCED and e.get("broker_id") == broker_id
+    ]
+    elected = [
+        e["time_ms"]
+        for e in events
+        if e["type"] == EventType.LEADER_ELECTED
+        and e.get("topic") == topic
+        and int(e.get("partition", -1)) == int(partition)
+        and e["broker"] != broker_id
+    ]
+    return {
+        "fenced_ms": round(min(fenced) - since_ms) if fenced else None,
+        "elected_ms": round(min(elected) - since_ms) if elected else None,
+    }

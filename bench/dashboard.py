@@ -1,30 +1,67 @@
-"""The dashboard's refresh rate and what it costs the notebook's kernel while it idles.
+"""The dashboard: its refresh rate and what it costs the notebook's kernel while it idles,
+and how soon it draws a new leader after a click on "kill".
 
-A real IPython kernel (jupyter_client, as JupyterLab starts one) runs ``Dashboard(cluster)``
-against a 3-broker cluster with 3 topics of 3 partitions (RF 3), records written; then,
-with nothing else happening, the kernel process's CPU time is read over a window
-(psutil), and the dashboard's own refresh counter gives refreshes per second. Also: the
-same with one broker paused (a hung broker must not slow the refresh).
+- **Cost**: a real IPython kernel (jupyter_client, as JupyterLab starts one) runs
+  ``Dashboard(cluster)`` against a 3-broker cluster with 3 topics of 3 partitions (RF 3),
+  records written; then, with nothing else happening, the kernel process's CPU time is
+  read over a window (psutil), and the dashboard's own refresh counter gives refreshes
+  per second. Also: the same with one broker paused (a hung broker must not slow the
+  refresh).
+- **Kill click**: JupyterLab in headless Chromium (Debian's package, driven by
+  Playwright, as ``tests/browser`` does) runs a notebook ending in ``lab.dashboard()``; a
+  click on "kill" in the card of a partition's leader, until the widget draws another
+  leader for that partition, timed in the page (``tests.support.jupyterlab_page``). At a
+  quiet moment and again with ``bench.idle --clusters 24`` beside it; the killed broker is
+  started again between clicks.
+
+Run: ``.venv/bin/python -m bench.dashboard``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import statistics
+import tempfile
 import time
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import psutil
 from jupyter_client.manager import start_new_kernel
 from kafka import KafkaProducer
 
-from bench.common import bench_cluster, record
+from bench.common import (
+    BESIDE_CLUSTERS,
+    bench_cluster,
+    failover_steps,
+    idle_clusters_beside,
+    load_average,
+    record,
+    wait_until_quiet,
+)
 from kafkalite.cluster import Cluster
+from kafkalite.lab import jupyter
+from tests.support.chromium import CHROMIUM, CHROMIUM_FLAGS
+from tests.support.jupyterlab_page import (
+    KILL_AND_TIME_THE_NEW_LEADER,
+    PARTITION_LED_BY_A_RUNNING_BROKER,
+    dismiss_news,
+    run_all_cells,
+)
+from tests.support.ports import free_base_port
 from tests.support.topics import create_topic
+from tests.support.waiting import wait_for
 
 WARMUP_S = 5.0
 WINDOW_S = 30.0
 TOPICS = 3
+KILL_CLICKS = 7
+DRAWN_TIMEOUT_MS = 30_000
 
 
 def _run(client: Any, code: str, timeout_s: float = 60) -> str:
@@ -77,6 +114,105 @@ print("ready")
 """
 
 
+DASHBOARD_NOTEBOOK = {
+    "cells": [
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "execution_count": None,
+            "outputs": [],
+            "source": [
+                "import kafkalite.lab\n",
+                "lab = kafkalite.lab.connect()\n",
+                "lab.dashboard()",
+            ],
+        }
+    ],
+    "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3"}},
+    "nbformat": 4,
+    "nbformat_minor": 5,
+}
+
+
+@contextlib.contextmanager
+def dashboard_page(cluster: Cluster) -> Iterator[Any]:
+    """JupyterLab on a notebook that opens the dashboard, run, in headless Chromium."""
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415  (only this figure)
+
+    with tempfile.TemporaryDirectory(prefix="kafkalite-bench-lab-") as tmp:
+        labs = Path(tmp) / "labs"
+        labs.mkdir()
+        (labs / "dashboard.ipynb").write_text(json.dumps(DASHBOARD_NOTEBOOK))
+        server, _ = jupyter.start(Path(cluster.spec.root), labs, port=free_base_port(1))
+        try:
+            with sync_playwright() as p:
+                browser = p.chromium.launch_persistent_context(
+                    str(Path(tmp) / "chromium-profile"),
+                    executable_path=str(CHROMIUM),
+                    args=CHROMIUM_FLAGS,
+                    headless=True,
+                    viewport={"width": 1400, "height": 1000},
+                )
+                try:
+                    page = browser.new_page()
+                    page.set_default_timeout(120_000)
+                    page.goto(f"{server.base_url}/lab/tree/dashboard.ipynb?token={server.token}")
+                    page.locator(".jp-Notebook").first.wait_for()
+                    run_all_cells(page)
+                    page.locator(".kl-card").first.wait_for()
+                    dismiss_news(page)
+                    yield page
+                finally:
+                    browser.close()
+        finally:
+            jupyter.stop(Path(cluster.spec.root))
+            shutil.rmtree(labs, ignore_errors=True)
+
+
+def all_running_and_in_sync(cluster: Cluster) -> bool:
+    status = cluster.status()
+    running = {b["state"] for b in status["brokers"]} == {"running"}
+    return running and all(len(p["isr"]) == 3 for p in status["partitions"])
+
+
+def is_dead(cluster: Cluster, broker_id: int) -> bool:
+    return cluster.broker_states()[broker_id].value == "dead"
+
+
+def kill_clicks(cluster: Cluster, page: Any, clicks: int) -> dict[str, Any]:
+    """``clicks`` times: kill a partition's leader from its card; ms until the new leader
+    is drawn, and where that time went (the cluster's events: the fence, the new leader's
+    election, each after the click). The broker is started again, and everything back in
+    sync, before the next."""
+    before = load_average()
+    drawn: list[float] = []
+    steps: list[dict[str, int | None]] = []
+    for _ in range(clicks):
+        wait_for(lambda: all_running_and_in_sync(cluster), 120, "every broker back in sync")
+        topic, partition, leader = page.wait_for_function(
+            PARTITION_LED_BY_A_RUNNING_BROKER
+        ).json_value()
+        took, clicked_ms = page.evaluate(
+            KILL_AND_TIME_THE_NEW_LEADER, [topic, partition, leader, DRAWN_TIMEOUT_MS]
+        )
+        if took is None:
+            raise AssertionError(f"no new leader of {topic}-{partition} drawn in 30 s")
+        drawn.append(took)
+        victim = int(leader)
+        cluster.follow_other_shells()  # the kernel killed it, and recorded it
+        wait_for(partial(is_dead, cluster, victim), 30, "the kill")
+        steps.append(failover_steps(cluster, clicked_ms, victim, topic, int(partition)))
+        cluster.start(victim)
+    return {
+        "runs_ms": [round(d) for d in drawn],
+        "median_ms": round(statistics.median(drawn)),
+        "max_ms": round(max(drawn)),
+        "after_the_click": steps,
+        "load_average_before": before,
+        "load_average_after": load_average(),
+    }
+
+
 def main() -> None:
     results: dict[str, Any] = {"window_s": WINDOW_S, "topics": TOPICS, "partitions": TOPICS * 3}
     with bench_cluster(3) as cluster:
@@ -94,6 +230,15 @@ def main() -> None:
         finally:
             client.stop_channels()
             manager.shutdown_kernel(now=True)
+        clicks: dict[str, Any] = {}
+        with dashboard_page(cluster) as page:
+            wait_until_quiet()
+            clicks["quiet"] = kill_clicks(cluster, page, KILL_CLICKS)
+            with idle_clusters_beside():
+                clicks[f"beside_{BESIDE_CLUSTERS}_idle_clusters"] = kill_clicks(
+                    cluster, page, KILL_CLICKS
+                )
+        results["kill_click_to_new_leader_drawn"] = {**clicks, "target_ms": 1500}
     results["load_average"] = [round(x, 2) for x in os.getloadavg()]
     record("dashboard", results)
     print(json.dumps(results))

@@ -13,6 +13,8 @@
   ``bench.failover``): the machine holds N clusters if each still fails over in target.
 
 Run: ``.venv/bin/python -m bench.idle`` (add ``--clusters 8`` for the second figure).
+``--hold`` measures nothing: it keeps the clusters up, idle, until interrupted, as the load
+beside ``bench.failover`` and ``bench.dashboard``'s busy figures.
 The load average is recorded: other work on the machine inflates both figures.
 """
 
@@ -22,6 +24,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import signal
 import statistics
 import time
 from collections.abc import Iterator
@@ -132,11 +135,32 @@ def idle_clusters(count: int) -> Iterator[list[Cluster]]:
         yield [stack.enter_context(bench_cluster(3)) for _ in range(count)]
 
 
+def hold(count: int) -> None:
+    """``count`` idle clusters holding a lab's topics, until SIGINT or SIGTERM."""
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    with idle_clusters(count) as clusters:
+        for cluster in clusters:
+            create_lab_topics(cluster)
+        time.sleep(SETTLE_S)  # start-up work (metadata replay, registrations) is not idle load
+        print(f"holding {count} clusters", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            signal.pause()
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="bench.idle", description=__doc__)
     parser.add_argument("--clusters", type=int, default=1)
     parser.add_argument("--window-s", type=float, default=WINDOW_S)
+    parser.add_argument(
+        "--hold",
+        action="store_true",
+        help="measure nothing: start the clusters with a lab's topics, print 'holding', and "
+        "keep them up until interrupted (the load beside bench.failover and bench.dashboard)",
+    )
     args = parser.parse_args(argv)
+    if args.hold:
+        hold(args.clusters)
+        return
     results: dict[str, Any] = {"clusters": args.clusters, "window_s": args.window_s}
     with idle_clusters(args.clusters) as clusters:
         time.sleep(SETTLE_S)  # start-up work (metadata replay, registrations) is not idle cost

@@ -22,7 +22,7 @@ if __name__ == "__main__":
     latency.main()
     replication.main()
     transactions.main()
-    failover.main()
+    failover.main([])
     startup.main()
     restart.main()
     starvation.main()

@@ -13,13 +13,18 @@ import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from kafkalite.cluster import Cluster
 from kafkalite.lab import jupyter
 from tests.support.chromium import CHROMIUM, CHROMIUM_FLAGS
+from tests.support.jupyterlab_page import (
+    LEADER_CHANGED,
+    PARTITION_LED_BY_A_RUNNING_BROKER,
+    dismiss_news,
+    run_all_cells,
+)
 from tests.support.ports import free_base_port
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -57,42 +62,6 @@ def jupyterlab(
         jupyter.stop(Path(cluster.spec.root))
 
 
-PARTITION_LED_BY_A_RUNNING_BROKER = """() => {
-  for (const p of document.querySelectorAll('.kl-live .kl-partition')) {
-    const leader = p.dataset.leader;
-    const card = document.querySelector(`.kl-card-${leader} .kl-broker[data-state="running"]`);
-    if (leader && card && p.querySelectorAll('.kl-cell').length > 0)
-      return [p.dataset.topic, p.dataset.partition, leader];
-  }
-  return null;
-}"""
-LEADER_CHANGED = """([topic, partition, old]) => {
-  const p = document.querySelector(
-    `.kl-live .kl-partition[data-topic="${topic}"][data-partition="${partition}"]`);
-  return p && !['', old].includes(p.dataset.leader) ? p.dataset.leader : null;
-}"""
-NOTEBOOK_TIMEOUT_MS = 300_000  # a lab runs in under 2 minutes; the machine may be loaded
-
-
-def run_all_cells(page: Any) -> None:
-    """Run ▸ Run All Cells once the kernel is connected and idle (clicked earlier, the
-    request is dropped), and see the first cell start."""
-    page.get_by_text("Python 3 (ipykernel) | Idle").wait_for()
-    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('.jp-InputPrompt')]"
-        ".some(p => /\\[(\\*|\\d+)\\]/.test(p.textContent))"
-    )
-    page.wait_for_function(
-        "() => ![...document.querySelectorAll('.jp-InputPrompt')]"
-        ".some(p => p.textContent.includes('[*]'))",
-        timeout=NOTEBOOK_TIMEOUT_MS,
-    )
-    failed = page.locator(".jp-OutputArea-output", has_text="Traceback (most recent call last)")
-    assert failed.count() == 0, failed.evaluate_all("els => els.map(e => e.textContent)")
-
-
 @pytest.mark.timeout(900)
 def test_kill_the_leader_from_its_card_and_see_the_new_leader(jupyterlab) -> None:
     server, notebook = jupyterlab
@@ -115,9 +84,7 @@ def test_kill_the_leader_from_its_card_and_see_the_new_leader(jupyterlab) -> Non
             run_all_cells(page)
 
             page.locator(".kl-card").first.wait_for()
-            news = page.locator(".jp-toast-button", has_text="No")  # JupyterLab's news toast
-            if news.count():
-                news.first.click()
+            dismiss_news(page)
             topic, partition, leader = page.wait_for_function(
                 PARTITION_LED_BY_A_RUNNING_BROKER
             ).json_value()
