@@ -106,9 +106,9 @@ def check_unclean(cluster: Cluster, step: int, seen: dict[str, str]) -> None:
 
 def check_idempotence(cluster: Cluster, step: int, seen: dict[str, str]) -> None:
     if step == 1:
-        assert seen["factCopies-transfers"] == "2"
+        assert seen["factCopiesTransfers"] == "2"
     if step == 2:
-        assert seen["factCopies-transfersIdempotent"] == "1"
+        assert seen["factCopiesTransfersIdempotent"] == "1"
     if step == 3:
         assert seen["factDuplicated"] == "1"
 
