@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from kafkalite.broker import handlers as h
 from kafkalite.broker.cluster_identity import ClusterIdentity
+from kafkalite.broker.transaction_verification import TransactionVerifier
 
 if TYPE_CHECKING:
     from kafkalite.broker.broker import Broker, BrokerConfig
@@ -38,6 +39,20 @@ def broker_handlers(broker: Broker) -> tuple[h.HandlerTable, h.HandlerTable]:
     transactions = broker.txn_coordinator
     emit = broker.events.emit
     now_ms = broker.now_ms
+    verifier = TransactionVerifier(
+        broker.broker_id,
+        image,
+        transactions,
+        broker.txn_state_topic,
+        broker.txn_markers,
+        # cluster-wide in Kafka: every broker's default, or set for one broker
+        lambda: (
+            image.broker_config(
+                "transaction.partition.verification.enable", broker.broker_id
+            ).lower()
+            == "true"
+        ),
+    )
     cluster = ClusterIdentity(
         broker.cluster_id, broker.broker_id, image, lambda: broker.quorum.view
     )
@@ -55,7 +70,7 @@ def broker_handlers(broker: Broker) -> tuple[h.HandlerTable, h.HandlerTable]:
             h.LogDirApis(replicas, broker.config.data_dir / "logs"),
             h.MetadataApi(cluster, controller),
             h.OffsetApis(groups, image, emit, now_ms),
-            h.ProduceApi(replicas, image),
+            h.ProduceApi(replicas, image, verifier),
             h.ProducerApis(transactions, broker.producer_ids.next_id, replicas, emit),
             h.QuorumApis(broker.quorum, broker.voters, controller.service.watch_connection),
             h.ReassignmentApis(controller, image),
@@ -63,6 +78,6 @@ def broker_handlers(broker: Broker) -> tuple[h.HandlerTable, h.HandlerTable]:
             h.TopicPartitionsApi(image),
             h.TransactionApis(transactions, image, broker.group_offsets, now_ms),
             h.TxnOffsetCommitApi(groups, now_ms),
-            h.WriteTxnMarkersApi(replicas, groups, now_ms),
+            h.WriteTxnMarkersApi(replicas, groups, now_ms, verifier.guards),
         ]
     )

@@ -1,10 +1,12 @@
-"""How this broker's transaction coordinator reaches partition leaders: WriteTxnMarkers.
+"""The transaction requests between brokers: WriteTxnMarkers and AddPartitionsToTxn.
 
 The coordinator sends WriteTxnMarkers (v1) to a leader's client listener, as Kafka's
 brokers do, at the address replication uses (through the lab's link proxies, so an
-isolated leader cannot be reached and its marker waits). One connection per leader. A
-timed-out request closes its connection, so that a late answer is never taken for the
-retry's.
+isolated leader cannot be reached and its marker waits). A partition leader, the other way,
+sends AddPartitionsToTxn (v5, ``verify_only``) to a transactional id's coordinator to
+verify a transactional batch (KIP-890, ``transaction_verification``). One connection per
+broker. A timed-out request closes its connection, so that a late answer is never taken
+for the retry's.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kio.schema.add_partitions_to_txn.v5 import request as add_req
 from kio.schema.write_txn_markers.v1 import request as markers_req
 
 from kafkalite.coordinator.transaction.markers import MarkerChannelError, TxnMarkerEntry
@@ -95,6 +98,49 @@ class BrokerMarkerChannel:
             for m in response.markers
             for t in m.topics
             for p in t.partitions
+        }
+
+    async def verify_partitions(
+        self,
+        broker_id: int,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: set[TopicPartition],
+    ) -> dict[TopicPartition, ErrorCode]:
+        """Ask ``broker_id``'s coordinator whether ``partitions`` are in the producer's
+        ongoing transaction (NETWORK_EXCEPTION for all when it cannot be reached)."""
+        by_topic: dict[str, list[int]] = {}
+        for topic, index in sorted(partitions):
+            by_topic.setdefault(topic, []).append(index)
+        transaction = build(
+            add_req.AddPartitionsToTxnTransaction,
+            {
+                "transactional_id": transactional_id,
+                "producer_id": producer_id,
+                "producer_epoch": producer_epoch,
+                "verify_only": True,
+                "topics": tuple(
+                    build(add_req.AddPartitionsToTxnTopic, {"name": t, "partitions": tuple(ps)})
+                    for t, ps in by_topic.items()
+                ),
+            },
+        )
+        request = build(add_req.AddPartitionsToTxnRequest, {"transactions": (transaction,)})
+        try:
+            connection = self._connection(broker_id)
+            response: Any = await connection.request(request, REQUEST_TIMEOUT_S)
+        except (PeerUnavailableError, MarkerChannelError):
+            if broker_id in self._connections:
+                await self._connections[broker_id].close()
+            return dict.fromkeys(partitions, ErrorCode.network_exception)
+        if response.error_code != ErrorCode.none:
+            return dict.fromkeys(partitions, ErrorCode(response.error_code))
+        return {
+            (t.name, int(p.partition_index)): ErrorCode(p.partition_error_code)
+            for r in response.results_by_transaction
+            for t in r.topic_results
+            for p in t.results_by_partition
         }
 
     async def close(self) -> None:

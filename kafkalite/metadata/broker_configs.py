@@ -262,6 +262,14 @@ APPLIED_BROKER_CONFIGS: dict[str, ConfigDef] = {
             read_only=True,
         ),
         ConfigDef(
+            "transaction.partition.verification.enable",
+            _B,
+            "true",
+            "true",
+            "a partition leader verifies a transactional batch that would open its transaction "
+            "with the transaction coordinator before appending it (KIP-890)",
+        ),
+        ConfigDef(
             "transaction.max.timeout.ms",
             _I,
             "900000",

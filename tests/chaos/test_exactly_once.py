@@ -1,6 +1,8 @@
 """Chaos for transactions: an exactly-once consume-transform-produce pipeline under the
 nemesis (kill, stop, pause, isolate, slow - the active controller included), judged by
-``kafkalite.checker.check_exactly_once``. A long run, on demand::
+``kafkalite.checker.check_exactly_once``. It runs with KIP-890's verification of
+transactional batches (Kafka 4.0's default) and without it (the pre-KIP-890 path,
+``transaction.partition.verification.enable=false``). A long run, on demand::
 
     CHAOS_SECONDS=600 CHAOS_SEED=1234 .venv/bin/pytest tests/chaos -k exactly_once -s
 """
@@ -21,13 +23,16 @@ from tests.chaos.test_chaos import LAB_FAST
 pytestmark = [pytest.mark.chaos, pytest.mark.slow, pytest.mark.xdist_group("heavy")]
 
 
+@pytest.mark.parametrize("verification", ["true", "false"], ids=["kip890", "pre-kip890"])
 def test_nemesis_pipeline_output_is_its_input_transformed_exactly_once(
-    make_cluster3: Callable[..., Cluster],
+    make_cluster3: Callable[..., Cluster], verification: str
 ) -> None:
     seed = int(os.environ.get("CHAOS_SEED", random.randrange(1 << 30)))
     seconds = float(os.environ.get("CHAOS_SECONDS", "45"))
     print(f"chaos seed={seed} seconds={seconds}")
-    cluster = make_cluster3(**LAB_FAST)
+    cluster = make_cluster3(
+        **LAB_FAST, **{"transaction.partition.verification.enable": verification}
+    )
     faults = os.environ.get("CHAOS_FAULTS")
     workload = Workload(seconds=seconds, seed=seed)
     if faults:

@@ -21,7 +21,7 @@ from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.interop
 
-BELOW_KAFKA_4_0 = {0: 11, 24: 3, 26: 4, 28: 4}
+BELOW_KAFKA_4_0 = {0: 11, 26: 4, 28: 4}
 """The versions of KIP-890 part 2 (transaction version 2) not spoken yet: API -> highest."""
 
 

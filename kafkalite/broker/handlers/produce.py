@@ -13,8 +13,11 @@ may write them, which is how a tool (or a test) puts records of Kafka's own form
 on purpose.
 
 Produce v10 tells where the leader is when this broker is not it (KIP-951, see
-``leader_discovery``); v11 may answer TRANSACTION_ABORTABLE where older versions get
-INVALID_TXN_STATE (KIP-890).
+``leader_discovery``). A transactional batch that would open its transaction on a
+partition is first verified with the transaction coordinator (KIP-890, see
+``transaction_verification``): one the coordinator does not know to be in the producer's
+ongoing transaction is refused, TRANSACTION_ABORTABLE from v11 on and INVALID_TXN_STATE
+before; a retriable failure to verify is NOT_ENOUGH_REPLICAS, as in Kafka.
 """
 
 from __future__ import annotations
@@ -28,33 +31,121 @@ from kafkalite.broker.handlers import leader_discovery
 from kafkalite.broker.handlers.leader_discovery import LeaderDiscovery
 from kafkalite.broker.handlers.registry import api
 from kafkalite.broker.replica_manager import ProduceResult, ReplicaManager
+from kafkalite.broker.transaction_verification import RETRIABLE, TransactionVerifier
 from kafkalite.controller.topic_control import INTERNAL_TOPICS
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.protocol.codec import millis
-from kafkalite.protocol.errors import ErrorCode
+from kafkalite.protocol.errors import ErrorCode, KafkaError
+from kafkalite.protocol.record_batch import RecordBatchHeader, parse_header
+from kafkalite.storage.errors import StorageError
+from kafkalite.topic_partition import TopicPartition
 
 VALID_ACKS = (-1, 0, 1)
 ADMIN_CLIENT_ID = "__admin_client"
 """The client id Kafka lets write the internal topics (``AdminUtils.ADMIN_CLIENT_ID``)."""
+TRANSACTION_ABORTABLE_VERSION = 11  # KIP-890: the client knows TRANSACTION_ABORTABLE
+NOT_IN_TRANSACTION = "Partition was not added to the transaction"
+
+
+def verification_refusal(version: int, error: ErrorCode) -> ProduceResult:
+    """What a Produce gets when its batch could not be verified (Kafka's mapping in
+    ``ReplicaManager`` and ``AddPartitionsToTxnManager``)."""
+    if error in RETRIABLE:
+        message = (
+            "Unable to verify the partition has been added to the transaction. "
+            f"Underlying error: {error.name.upper()}"
+        )
+        return ProduceResult(ErrorCode.not_enough_replicas, message=message)
+    if error == ErrorCode.producer_fenced:
+        return ProduceResult(ErrorCode.invalid_producer_epoch, message=error.name.upper())
+    if error in (ErrorCode.transaction_abortable, ErrorCode.invalid_txn_state):
+        abortable = version >= TRANSACTION_ABORTABLE_VERSION
+        code = ErrorCode.transaction_abortable if abortable else ErrorCode.invalid_txn_state
+        return ProduceResult(code, message=NOT_IN_TRANSACTION)
+    return ProduceResult(error, message=error.name.upper())
 
 
 class ProduceApi:
     """Appends through the replica manager, which also waits for the acks; a refused
     partition's current leader is read from the metadata image."""
 
-    def __init__(self, replicas: ReplicaManager, image: MetadataImage) -> None:
+    def __init__(
+        self, replicas: ReplicaManager, image: MetadataImage, verifier: TransactionVerifier
+    ) -> None:
         self._replicas = replicas
         self._image = image
+        self._verifier = verifier
+
+    def _opens_transaction(self, partition: TopicPartition, records: bytes | None) -> int | None:
+        """The producer id of a transactional batch that would open its transaction on a
+        partition this broker leads (None: nothing to verify)."""
+        if not records:
+            return None
+        try:
+            header: RecordBatchHeader = parse_header(records)
+            led = self._replicas.get_partition(*partition)
+            led.check_leader()
+        except (KafkaError, StorageError):
+            return None  # the append answers for it
+        if not (header.is_transactional and header.has_producer_id):
+            return None
+        producers = led.log.producer_state
+        entry = producers.producers.get(header.producer_id)
+        ongoing = (
+            entry is not None
+            and entry.current_txn_first_offset is not None
+            and entry.producer_epoch == header.producer_epoch
+        )
+        return None if ongoing else header.producer_id
+
+    async def _verify(self, request: Any) -> dict[TopicPartition, tuple[int, object | ErrorCode]]:
+        """Partition -> (producer id, a guard token, or why it cannot be appended), for each
+        transactional batch that would open its transaction on its partition."""
+        verifier = self._verifier
+        if request.transactional_id is None or not verifier.enabled():
+            return {}
+        opening: dict[TopicPartition, tuple[int, int]] = {}
+        for topic in request.topic_data:
+            for part in topic.partition_data:
+                tp = (topic.name, int(part.index))
+                producer_id = self._opens_transaction(tp, part.records)
+                if producer_id is not None:
+                    opening[tp] = (producer_id, parse_header(part.records).producer_epoch)
+        if not opening:
+            return {}
+        # every batch of one request comes from one producer, with one id and epoch
+        producer_id, epoch = next(iter(opening.values()))
+        tokens = {tp: verifier.guards.start(tp, producer_id) for tp in opening}
+        verdicts = await verifier.verify(request.transactional_id, producer_id, epoch, set(opening))
+        return {
+            tp: (producer_id, tokens[tp])
+            if verdicts.get(tp, ErrorCode.unknown_server_error) == ErrorCode.none
+            else (producer_id, verdicts.get(tp, ErrorCode.unknown_server_error))
+            for tp in opening
+        }
 
     @api(ProduceRequest, 3, 11)
     async def produce(self, ctx: RequestContext, request: Any) -> Any:
         replicas = self._replicas
         acks = int(request.acks)
         internal_topics_allowed = ctx.request.client_id == ADMIN_CLIENT_ID
+        verified = await self._verify(request) if acks in VALID_ACKS else {}
+        guards = self._verifier.guards
         results: list[tuple[str, int, ProduceResult]] = []
         for topic in request.topic_data:
             for part in topic.partition_data:
-                if acks not in VALID_ACKS:
+                tp = (topic.name, int(part.index))
+                producer_id, verdict = verified.get(tp, (-1, None))
+                if isinstance(verdict, ErrorCode):
+                    result = verification_refusal(ctx.version, verdict)
+                elif (
+                    verdict is not None
+                    and not guards.holds(tp, producer_id, verdict)
+                    and self._opens_transaction(tp, part.records) is not None
+                ):
+                    # its transaction ended on the partition while the coordinator answered
+                    result = verification_refusal(ctx.version, ErrorCode.invalid_txn_state)
+                elif acks not in VALID_ACKS:
                     result = ProduceResult(ErrorCode.invalid_required_acks)
                 elif topic.name in INTERNAL_TOPICS and not internal_topics_allowed:
                     result = ProduceResult(

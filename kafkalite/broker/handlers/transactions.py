@@ -9,6 +9,8 @@ PRODUCER_FENCED exists since Kafka 2.7; a client speaking an older version of a 
 told INVALID_PRODUCER_EPOCH instead, as Kafka does. The KIP-890 versions that only add an
 error code the client understands (TRANSACTION_ABORTABLE: AddOffsetsToTxn v4, EndTxn v4,
 InitProducerId v5, TxnOffsetCommit v4) are the same requests as the versions before.
+AddPartitionsToTxn v4+ is what a partition leader sends its transaction coordinator to
+verify a transactional batch (``broker.transaction_verification``).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kio.schema.add_offsets_to_txn.v3.request import AddOffsetsToTxnRequest
-from kio.schema.add_partitions_to_txn.v3.request import AddPartitionsToTxnRequest
+from kio.schema.add_partitions_to_txn.v5.request import AddPartitionsToTxnRequest
 from kio.schema.describe_transactions.v0.request import DescribeTransactionsRequest
 from kio.schema.end_txn.v3.request import EndTxnRequest
 from kio.schema.list_transactions.v1.request import ListTransactionsRequest
@@ -32,6 +34,10 @@ from kafkalite.coordinator.transaction.coordinator import TransactionCoordinator
 from kafkalite.coordinator.transaction.state import TransactionState
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.protocol.errors import ErrorCode, KafkaError
+from kafkalite.topic_partition import TopicPartition
+
+BROKER_BATCH_VERSION = 4
+"""AddPartitionsToTxn v4+ is sent by partition leaders, in batches (KIP-890)."""
 
 
 def fenced_for(version: int, first_version_with_fenced: int, error: ErrorCode) -> ErrorCode:
@@ -57,12 +63,17 @@ class TransactionApis:
         self._offsets_topic = offsets_topic
         self._now_ms = now_ms
 
-    @api(AddPartitionsToTxnRequest, 0, 3)
-    async def add_partitions_to_txn(self, ctx: RequestContext, request: Any) -> Any:
+    async def _add_partitions(
+        self,
+        txn_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        wanted: list[TopicPartition],
+        first_version_with_fenced: int,
+        version: int,
+    ) -> dict[TopicPartition, ErrorCode]:
         """Unknown topics fail alone (UNKNOWN_TOPIC_OR_PARTITION), the others are not
         attempted (OPERATION_NOT_ATTEMPTED): nothing is added unless all can be."""
-        s = ctx.schema
-        wanted = [(t.name, int(p)) for t in request.v3_and_below_topics for p in t.partitions]
         image = self._image
         unknown = {
             (topic, index)
@@ -70,33 +81,61 @@ class TransactionApis:
             if (found := image.topic(topic)) is None or index not in found.partitions
         }
         if unknown:
-            errors = {
+            return {
                 tp: ErrorCode.unknown_topic_or_partition
                 if tp in unknown
                 else (ErrorCode.operation_not_attempted)
                 for tp in wanted
             }
-        else:
-            error = await self._coordinator.handle_add_partitions(
+        error = await self._coordinator.handle_add_partitions(
+            txn_id, producer_id, producer_epoch, set(wanted)
+        )
+        return dict.fromkeys(wanted, fenced_for(version, first_version_with_fenced, error))
+
+    @api(AddPartitionsToTxnRequest, 0, 5)
+    async def add_partitions_to_txn(self, ctx: RequestContext, request: Any) -> Any:
+        """v0-3: a producer adds partitions to its transaction. v4+ (KIP-890), sent by
+        partition leaders: a batch of transactions, each either added to or, with
+        ``verify_only``, only checked (is the partition in the ongoing transaction?)."""
+        s = ctx.schema
+        if ctx.version < BROKER_BATCH_VERSION:
+            errors = await self._add_partitions(
                 request.v3_and_below_transactional_id,
                 int(request.v3_and_below_producer_id),
                 int(request.v3_and_below_producer_epoch),
-                set(wanted),
+                [(t.name, int(p)) for t in request.v3_and_below_topics for p in t.partitions],
+                2,
+                ctx.version,
             )
-            errors = dict.fromkeys(wanted, fenced_for(ctx.version, 2, error))
-        by_topic: dict[str, list[Any]] = {}
-        for (topic, index), error in errors.items():
-            by_topic.setdefault(topic, []).append(
-                s.AddPartitionsToTxnPartitionResult(
-                    partition_index=index, partition_error_code=error
+            return s.AddPartitionsToTxnResponse(
+                throttle_time=0, results_by_topic_v3_and_below=_topic_results(s, errors)
+            )
+        results = []
+        for txn in request.transactions:
+            wanted = [(t.name, int(p)) for t in txn.topics for p in t.partitions]
+            if txn.verify_only:
+                errors = self._coordinator.handle_verify_partitions(
+                    txn.transactional_id,
+                    int(txn.producer_id),
+                    int(txn.producer_epoch),
+                    set(wanted),
+                )
+            else:
+                errors = await self._add_partitions(
+                    txn.transactional_id,
+                    int(txn.producer_id),
+                    int(txn.producer_epoch),
+                    wanted,
+                    2,
+                    ctx.version,
+                )
+            results.append(
+                s.AddPartitionsToTxnResult(
+                    transactional_id=txn.transactional_id, topic_results=_topic_results(s, errors)
                 )
             )
         return s.AddPartitionsToTxnResponse(
-            throttle_time=0,
-            results_by_topic_v3_and_below=tuple(
-                s.AddPartitionsToTxnTopicResult(name=t, results_by_partition=tuple(ps))
-                for t, ps in by_topic.items()
-            ),
+            throttle_time=0, error_code=ErrorCode.none, results_by_transaction=tuple(results)
         )
 
     @api(AddOffsetsToTxnRequest, 0, 4)
@@ -209,6 +248,18 @@ class TransactionApis:
             throttle_time=0,
             transaction_states=tuple(describe(t) for t in request.transactional_ids),
         )
+
+
+def _topic_results(s: Any, errors: dict[TopicPartition, ErrorCode]) -> tuple[Any, ...]:
+    by_topic: dict[str, list[Any]] = {}
+    for (topic, index), error in errors.items():
+        by_topic.setdefault(topic, []).append(
+            s.AddPartitionsToTxnPartitionResult(partition_index=index, partition_error_code=error)
+        )
+    return tuple(
+        s.AddPartitionsToTxnTopicResult(name=t, results_by_partition=tuple(ps))
+        for t, ps in by_topic.items()
+    )
 
 
 def _timestamp(ms: int) -> datetime.datetime:

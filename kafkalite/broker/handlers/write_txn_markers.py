@@ -6,7 +6,8 @@ producer's id and epoch, the coordinator's epoch) like any other batch - followe
 replicate it like any other - and answers once it is replicated (acks=all), so that a
 marker the coordinator counts as written cannot be lost in a failover. On a partition of
 ``__consumer_offsets`` the group coordinator then makes the transaction's offsets count
-(or drops them).
+(or drops them). A marker also ends what a KIP-890 verification of the producer's
+batches on the partition had found (``transaction_verification``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from kio.schema.write_txn_markers.v1.request import WriteTxnMarkersRequest
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import api
 from kafkalite.broker.replica_manager import ProduceResult, ReplicaManager
+from kafkalite.broker.transaction_verification import VerificationGuards
 from kafkalite.coordinator.group.coordinator import GroupCoordinator
 from kafkalite.coordinator.group.offsets_log import OFFSETS_TOPIC
 from kafkalite.protocol.control_records import end_txn_marker_batch
@@ -37,10 +39,12 @@ class WriteTxnMarkersApi:
         replicas: ReplicaManager,
         groups: GroupCoordinator,
         now_ms: Callable[[], int],
+        verification_guards: VerificationGuards,
     ) -> None:
         self._replicas = replicas
         self._groups = groups
         self._now_ms = now_ms
+        self._verification_guards = verification_guards
 
     @api(WriteTxnMarkersRequest, 1, 1)
     async def write_txn_markers(self, ctx: RequestContext, request: Any) -> Any:
@@ -60,6 +64,10 @@ class WriteTxnMarkersApi:
                         topic.name, int(index), batch, -1, origin=AppendOrigin.COORDINATOR
                     )
                     appended.append((marker, topic.name, int(index), result))
+                    if result.error == ErrorCode.none:
+                        self._verification_guards.marker_written(
+                            (topic.name, int(index)), int(marker.producer_id)
+                        )
         await replicas.wait_for_acks([(t, p, r) for _, t, p, r in appended], MARKER_TIMEOUT_S)
         for marker, topic, index, result in appended:
             if topic == OFFSETS_TOPIC and result.error == ErrorCode.none:

@@ -352,6 +352,23 @@ class TransactionCoordinator:
             )
         return error
 
+    def handle_verify_partitions(
+        self, txn_id: str, producer_id: int, producer_epoch: int, partitions: set[TopicPartition]
+    ) -> dict[TopicPartition, ErrorCode]:
+        """A partition leader asks whether ``partitions`` are in the producer's ongoing
+        transaction before it appends its transactional batch (KIP-890's verification).
+        Reads only: nothing is written."""
+        if operations.check_transactional_id(txn_id) != ErrorCode.none:
+            return dict.fromkeys(partitions, ErrorCode.invalid_request)
+        try:
+            self.check_coordinator(txn_id)
+        except KafkaError as exc:
+            return dict.fromkeys(partitions, exc.code)
+        verdict = operations.verify_partitions(
+            self.transactions.get(txn_id), producer_id, producer_epoch, partitions
+        )
+        return dict.fromkeys(partitions, verdict) if isinstance(verdict, ErrorCode) else verdict
+
     # ---- EndTxn, and the markers that follow --------------------------------------------
 
     async def handle_end_transaction(

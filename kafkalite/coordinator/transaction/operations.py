@@ -126,6 +126,28 @@ def add_partitions(
     return md.prepare_add_partitions(partitions, now_ms)
 
 
+def verify_partitions(
+    md: TransactionMetadata | None,
+    producer_id: int,
+    producer_epoch: int,
+    partitions: set[TopicPartition],
+) -> ErrorCode | dict[TopicPartition, ErrorCode]:
+    """KIP-890's check for a partition leader (AddPartitionsToTxn with ``verify_only``): is
+    each partition in the producer's ongoing transaction? TRANSACTION_ABORTABLE for one
+    that is not (Kafka's ``handleVerifyPartitionsInTransaction``); an error for them all
+    when the producer is not the id's current one, or the transaction is ending."""
+    if md is None or md.producer_id != producer_id:
+        return ErrorCode.invalid_producer_id_mapping
+    if md.producer_epoch != producer_epoch:
+        return ErrorCode.producer_fenced
+    if md.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+        return ErrorCode.concurrent_transactions
+    return {
+        tp: ErrorCode.none if tp in md.topic_partitions else ErrorCode.transaction_abortable
+        for tp in partitions
+    }
+
+
 _COMPLETED_AS = {S.COMPLETE_COMMIT: True, S.COMPLETE_ABORT: False}
 _PREPARED_AS = {S.PREPARE_COMMIT: True, S.PREPARE_ABORT: False}
 

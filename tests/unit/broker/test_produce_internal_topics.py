@@ -24,6 +24,7 @@ from kafkalite.broker.context import RequestContext
 from kafkalite.broker.events import EventLog
 from kafkalite.broker.handlers.produce import ProduceApi
 from kafkalite.broker.replica_manager import ReplicaManager
+from kafkalite.broker.transaction_verification import TransactionVerifier
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.metadata.records import PartitionRecord, TopicRecord
 from kafkalite.protocol.codec import decode_request, encode_request
@@ -67,7 +68,9 @@ async def produce_as(manager: ReplicaManager, client_id: str) -> int:
         ),
     )
     request = decode_request(encode_request(body, 1, client_id)[4:])
-    api = ProduceApi(manager, manager.image)
+    # a Produce without a transactional id: nothing to verify with a coordinator
+    verifier = TransactionVerifier(1, manager.image, None, None, None, lambda: True)  # type: ignore[arg-type]
+    api = ProduceApi(manager, manager.image, verifier)
     response = await api.produce(RequestContext(request, "test"), request.body)
     return int(response.responses[0].partition_responses[0].error_code)
 
