@@ -27,7 +27,9 @@ from kafkalite.lab import tables
 from kafkalite.lab.anomalies import CheckResult, lost_values, output_as_log, result_of
 from kafkalite.lab.faults import ObservedCluster
 from kafkalite.lab.history import History
+from kafkalite.lab.prediction import Comparison, beside
 from kafkalite.lab.recording import RecordingConsumer, RecordingProducer, read_final_log
+from kafkalite.lab.tables import current_incarnation
 from kafkalite.lab.timeline import build_timeline, plot_timeline
 from kafkalite.lab.watch import offsets_over_time, plot_offsets
 
@@ -188,10 +190,11 @@ class Lab:
         last: int | None = None,
     ) -> pd.DataFrame:
         """The brokers' events in time order: only ``types`` and only about ``topic`` if
-        given, only the ``last`` few if given."""
+        given (about the topic as it is now: a topic deleted and created again under its
+        name starts afresh), only the ``last`` few if given."""
         found = self.cluster.events()
         if topic is not None:
-            found = [e for e in found if e.get("topic") == topic]
+            found = current_incarnation([e for e in found if e.get("topic") == topic])
         frame = tables.events_frame(found, types)
         return frame if last is None else frame.tail(last).reset_index(drop=True)
 
@@ -508,6 +511,11 @@ class Lab:
             acks, h.polls() if output is None else [], h.commits(), log, h.sends()
         )
         return result_of(report, of_output=output is not None, lost=lost_values(acks, log))
+
+    def beside(self, **questions: tuple[Any, Any]) -> Comparison:
+        """Predict, then observe: ``lab.beside(new_leader=(predicted_leader, observed))``
+        shows each prediction beside what the cluster did (``...``: not predicted yet)."""
+        return beside(**questions)
 
     def dashboard(self) -> Dashboard:
         """The live dashboard of this cluster (ipywidgets)."""

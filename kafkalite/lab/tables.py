@@ -49,6 +49,8 @@ TRANSACTION_COLUMNS = [
 ]
 GROUP_COLUMNS = ["group", "topic", "partition", "committed_offset", "high_watermark", "lag"]
 EVENT_COLUMNS = ["time", "broker", "type", "details"]
+CREATION_REPORTS_WITHIN_MS = 5_000
+"""Every broker reports a topic's creation as it applies it: within this of the others."""
 EVENT_ENVELOPE = ("seq", "time_ms", "broker", "type", "replay")
 
 
@@ -188,3 +190,16 @@ def events_frame(
             }
         )
     return pd.DataFrame(rows, columns=EVENT_COLUMNS)
+
+
+def current_incarnation(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One topic's events from its latest creation on (``topic_created``; the brokers
+    report it once each), so a lab run again on a topic it re-created shows only this run."""
+    created = [
+        e["time_ms"] for e in events if e.get("type") == "topic_created" and not e.get("replay")
+    ]
+    if not created:
+        return events
+    # each broker reports the creation when it replays it: within moments of each other
+    since = max(created) - CREATION_REPORTS_WITHIN_MS
+    return [e for e in events if e["time_ms"] >= since]

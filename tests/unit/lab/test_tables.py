@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from kafkalite.lab import tables
+from kafkalite.lab.tables import current_incarnation
 
 pytestmark = pytest.mark.unit
 
@@ -123,3 +124,17 @@ def test_transactions_are_the_coordinators_view():
         }
     ]
     assert tables.transactions_frame(STATUS).empty  # a snapshot from before transactions
+
+
+def test_a_topics_events_start_at_its_latest_creation() -> None:
+    """A lab run again re-creates its topics: its events table shows only this run."""
+    events = [
+        {"time_ms": 1_000, "type": "topic_created", "topic": "t", "broker": 1},
+        {"time_ms": 2_000, "type": "log_truncated", "topic": "t", "broker": 1},
+        {"time_ms": 60_000, "type": "topic_created", "topic": "t", "broker": 1},
+        {"time_ms": 60_040, "type": "topic_created", "topic": "t", "broker": 2},
+        {"time_ms": 61_000, "type": "leader_elected", "topic": "t", "broker": 2},
+        {"time_ms": 90_000, "type": "topic_created", "topic": "t", "broker": 3, "replay": True},
+    ]
+    assert [e["time_ms"] for e in current_incarnation(events)] == [60_000, 60_040, 61_000, 90_000]
+    assert current_incarnation(events[1:2]) == events[1:2]  # created before the events kept
