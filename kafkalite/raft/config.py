@@ -3,8 +3,9 @@
 Kafka's defaults (election 1 s, fetch 2 s) are tuned for data centres; a lab wants a new
 leader well under a second after ``kill -9``, and a course server running one cluster per
 student wants an idle quorum to stay quiet. Both hold here: a follower whose leader's
-connection is refused or reset (a killed or stopped process) stands for election after
-the jitter alone (``RaftNode.voter_unreachable``) and wins one round trip later, ~0.3 s;
+connection is refused or reset (a killed or stopped process) stands for election at once,
+the survivors in turn by id (``RaftNode.voter_unreachable``), and wins a few round trips
+later, ~0.1-0.3 s;
 only a leader that is paused or cut off, whose connections stay open, is found by
 ``fetch_timeout_ms``, within 0.75 s. A split vote costs one more randomised election timeout in
 [election_timeout_ms, 2 * election_timeout_ms).

@@ -185,6 +185,27 @@ def test_followers_of_a_leader_found_gone_elect_another_without_waiting_out_the_
     assert {node.leader_id for node in nodes.values()} in ({2}, {3})
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_the_survivors_of_a_leader_found_gone_stand_in_turn_and_do_not_split_the_vote(
+    seed: int,
+) -> None:
+    """Both followers find the killed leader gone at the same moment. Standing after a
+    random jitter alone, they stood together now and then, split the vote and waited out
+    another election; by id, the lower stands first and wins the next epoch, and the
+    other follows it before its own turn comes."""
+    nodes = {n: make_node(n, seed=seed * 10 + n) for n in (1, 2, 3)}
+    for node in nodes.values():
+        node.poll(0)
+    deliver(nodes, nodes[1].poll(10_000), 10_000)  # 1 leads epoch 1
+    now = settle(nodes, 10_000, 200)
+    epoch = nodes[2].epoch
+    del nodes[1]  # killed
+    for node in nodes.values():
+        node.voter_unreachable(now, 1)
+    settle(nodes, now, CONFIG.election_timeout_ms // 2)
+    assert {(node.leader_id, node.epoch) for node in nodes.values()} == {(2, epoch + 1)}
+
+
 def test_only_the_leader_found_gone_ends_a_followers_wait() -> None:
     """Another voter found gone, or a paused leader (its connections stay open, nothing
     is found), leaves the follower waiting for its leader: it refuses pre-votes still."""
