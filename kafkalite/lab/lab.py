@@ -26,7 +26,7 @@ from kafkalite.cluster import BrokerState
 from kafkalite.lab import tables
 from kafkalite.lab.anomalies import CheckResult, lost_values, output_as_log, result_of
 from kafkalite.lab.faults import ObservedCluster
-from kafkalite.lab.history import History
+from kafkalite.lab.history import History, OpKind
 from kafkalite.lab.prediction import Comparison, beside
 from kafkalite.lab.recording import RecordingConsumer, RecordingProducer, read_final_log
 from kafkalite.lab.tables import current_incarnation
@@ -295,6 +295,24 @@ class Lab:
             if time.monotonic() > deadline:
                 raise LabTimeoutError(f"waited {timeout_s:.0f} s for {what}")
             time.sleep(0.1)
+
+    def wait_for_acks(
+        self,
+        history: History,
+        count: int,
+        since: float | None = None,
+        timeout_s: float = WAIT_S,
+    ) -> int:
+        """Wait until ``history`` holds ``count`` acknowledged writes (only those after the
+        wall-clock time ``since``, if given); return how many it holds. A fault step waits
+        for writes to have happened this way rather than for a fixed time."""
+
+        def acked() -> int:
+            return sum(since is None or op.time >= since for op in history.of(OpKind.ACK))
+
+        after = "" if since is None else " since the fault"
+        self.wait_for(lambda: acked() >= count, timeout_s, f"{count} acknowledged writes{after}")
+        return acked()
 
     def wait_for_leader(
         self,
