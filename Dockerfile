@@ -83,7 +83,10 @@ COPY docker/requirements-lab.txt ./
 # Spark's packages only with WITH_SPARK=1: pyspark alone is ~400 MB
 RUN if [ "$WITH_SPARK" = 1 ]; then cp requirements.txt lab.txt; \
     else grep -v -i -E '^(pyspark)\b' requirements.txt > lab.txt; fi \
-    && pip install --quiet -r lab.txt -r requirements-lab.txt
+    && pip install --quiet -r lab.txt -r requirements-lab.txt \
+    && pip uninstall --quiet --yes rfc3987-syntax lark
+# ^ jsonschema's optional checker of the "iri" format, which Jupyter's event schemas never
+#   use: compiling its grammar at import cost every student's Jupyter server 15 MiB
 ENV PYSPARK_PYTHON=/opt/venv/bin/python
 
 FROM lab-deps AS lab
@@ -91,6 +94,8 @@ COPY docker/lab-entrypoint.sh /usr/local/bin/kafkalite-lab
 COPY pyproject.toml README.md ./
 COPY kafkalite ./kafkalite
 RUN pip install --quiet --no-deps --no-build-isolation . && rm -rf build *.egg-info
+# the course's view into each student's cluster (kafkalite/lab/server_extension.py)
+COPY docker/jupyter-server-extension.json /opt/venv/etc/jupyter/jupyter_server_config.d/kafkalite.json
 # The labs as shipped; the entry point copies them into the notebook folder when it has
 # none (a JupyterHub student's first start), never over a student's work.
 COPY labs ./labs
@@ -111,7 +116,10 @@ RUN apt-get update -qq \
 COPY docker/jupyterhub/requirements.txt ./hub-requirements.txt
 RUN pip install --quiet -r hub-requirements.txt
 COPY docker/jupyterhub/jupyterhub_config.py /etc/jupyterhub/jupyterhub_config.py
-RUN mkdir -p /srv/jupyterhub && chown kafkalite:kafkalite /srv/jupyterhub
+# the instructor's command (students' cluster health, resets): standard library only
+COPY kafkalite/course/hub_admin.py /usr/local/bin/kafkalite-course
+RUN chmod 755 /usr/local/bin/kafkalite-course \
+    && mkdir -p /srv/jupyterhub && chown kafkalite:kafkalite /srv/jupyterhub
 USER kafkalite
 WORKDIR /srv/jupyterhub
 EXPOSE 8000

@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import shutil
 import statistics
-import subprocess
 import tempfile
 import threading
 import time
@@ -27,7 +26,7 @@ from docker.models.containers import Container
 
 from bench.common import record
 from tests.containers.engine import REPO, Engine, start_engine
-from tests.containers.stack import CourseStack, run_lab_04
+from tests.containers.stack import CourseStack, base_image, run_lab_04
 from tests.support.ports import free_base_port
 from tests.support.waiting import wait_for
 
@@ -35,17 +34,6 @@ MIB = 2**20
 UP_RUNS = 3
 SETTLE_S = 20
 SAMPLE_S = 30
-
-
-def _base_image(engine: Engine) -> str:
-    done = subprocess.run(
-        ["bash", str(REPO / "scripts" / "build-base-image.sh")],
-        env={**os.environ, "DOCKER_HOST": engine.host},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout.strip()
 
 
 def _stats(container: Container) -> dict[str, Any]:
@@ -150,7 +138,7 @@ def main() -> None:
     engine = start_engine()
     try:
         with tempfile.TemporaryDirectory(prefix="kafkalite-bench-") as tmp:
-            stack = CourseStack(engine, _base_image(engine), Path(tmp), free_base_port())
+            stack = CourseStack(engine, base_image(engine), Path(tmp), free_base_port())
             stack.tag = stack.env["KAFKALITE_TAG"] = "bench"  # the tests' images stay as built
             stack.build()
             ups = []

@@ -23,6 +23,11 @@ from kafkalite.cluster.spec import BrokerSpec, ClusterError, ClusterSpec
 
 
 def _process(broker: BrokerSpec) -> psutil.Process | None:
+    """The broker's process, if its recorded pid is still that broker. A pid recorded by an
+    earlier run may belong to another process by now: after a reboot, or in a student's
+    new container (JupyterHub starts a culled student's server afresh, with their old
+    cluster folder in their home and pids counted from 1 again), where it may be their
+    own kernel, which ``kill`` would then have killed."""
     if broker.pid is None:
         return None
     try:
@@ -30,8 +35,10 @@ def _process(broker: BrokerSpec) -> psutil.Process | None:
         if process.status() == psutil.STATUS_ZOMBIE:
             process.wait(0)
             return None
+        if str(Path(broker.data_dir)) not in process.cmdline():
+            return None
         return process
-    except (psutil.NoSuchProcess, psutil.TimeoutExpired):
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.TimeoutExpired):
         return None
 
 

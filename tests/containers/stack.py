@@ -22,10 +22,12 @@ import tarfile
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import docker.errors
+import pytest
 from docker.models.containers import Container
 
 from tests.containers.engine import REPO, Engine, machine_lock
@@ -49,6 +51,45 @@ def extra_ca_certs() -> str:
     HTTPS needs them inside the image builds too)."""
     root = Path("/usr/local/share/ca-certificates")
     return "".join(p.read_text() for p in sorted(root.rglob("*.crt"))) if root.exists() else ""
+
+
+CONTAINER_TESTS = [
+    pytest.mark.containers,
+    pytest.mark.slow,
+    pytest.mark.xdist_group("containers"),
+    pytest.mark.timeout(1800),  # the first build on a machine installs every dependency
+]
+"""Every container test's marks: its lane, and one xdist worker for all (they share the
+engine, its images and its swarm)."""
+
+
+def checked(command: list[str], env: dict[str, str], timeout_s: float) -> str:
+    """Run a command of the engine's client from the repository; its output, or an
+    AssertionError with everything it printed."""
+    done = subprocess.run(
+        command, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout_s, check=False
+    )
+    if done.returncode != 0:
+        raise AssertionError(f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr}")
+    return done.stdout
+
+
+def base_image(engine: Engine) -> str:
+    """``BASE_IMAGE`` if set, else Debian bookworm's Python from mmdebstrap (kept by the
+    engine's data root, so only the first run on a machine builds it: about 80 s)."""
+    if os.environ.get("BASE_IMAGE"):
+        return os.environ["BASE_IMAGE"]
+    done = subprocess.run(
+        ["bash", str(REPO / "scripts" / "build-base-image.sh")],
+        env={**os.environ, "DOCKER_HOST": engine.host},
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise AssertionError(f"scripts/build-base-image.sh failed:\n{done.stderr}")
+    return done.stdout.strip()
 
 
 def http_status(url: str, timeout_s: float = 5) -> int:
@@ -148,18 +189,8 @@ class ComposeProject:
 
     def run(self, *args: str, files: list[str] | None = None, timeout_s: float = 600) -> str:
         """One compose command on this project (by default with its own files)."""
-        done = subprocess.run(
-            [*self.compose, *(f for name in files or self.files for f in ("-f", name)), *args],
-            cwd=REPO,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise AssertionError(f"compose {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
-        return done.stdout
+        chosen = (f for name in files or self.files for f in ("-f", name))
+        return checked([*self.compose, *chosen, *args], self.env, timeout_s)
 
     def build(self, *services: str, files: list[str] | None = None) -> None:
         """Build the images, one session of this machine at a time (test sessions of
@@ -284,3 +315,10 @@ def run_lab_04(engine: Engine, container: Container) -> dict[str, Any]:
     assert done.returncode == 0, done.stderr[-3000:]
     report: dict[str, Any] = json.loads(done.stdout)
     return report
+
+
+def run_lab_04_at_once(engine: Engine, containers: dict[str, Container]) -> dict[str, Any]:
+    """Lab 04 in several students' containers at the same time: each one's report."""
+    with ThreadPoolExecutor(len(containers)) as pool:
+        reports = pool.map(lambda c: run_lab_04(engine, c), containers.values())
+        return dict(zip(containers, reports, strict=True))

@@ -19,6 +19,7 @@ import pytest
 from kafkalite.cluster import Cluster
 from tests.containers.engine import Engine
 from tests.containers.stack import (
+    CONTAINER_TESTS,
     LAB_BUDGET_S,
     CourseStack,
     copy_into,
@@ -30,12 +31,7 @@ from tests.support.ports import free_base_port
 from tests.support.topics import create_topic
 from tests.support.waiting import wait_for
 
-pytestmark = [
-    pytest.mark.containers,
-    pytest.mark.slow,
-    pytest.mark.xdist_group("containers"),
-    pytest.mark.timeout(1800),  # the first build on a machine installs every dependency
-]
+pytestmark = CONTAINER_TESTS
 
 
 @pytest.fixture(scope="module")

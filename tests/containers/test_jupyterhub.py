@@ -1,135 +1,73 @@
 """A whole class on one server: JupyterHub (DockerSpawner, configurable-http-proxy from
 npm) on a real engine, two students logged in at once, each running lab 04 against a
 cluster of their own inside their own container, neither seeing the other's cluster nor
-the Docker socket. Prints what one student's container costs (idle, and with its
-cluster busy), the measure behind the README's students-per-machine figure.
+the Docker socket. Then what running a course takes: staff see each student's cluster
+(brokers up, the last fault) and reset one or all with one command; a student who leaves
+their server idle is culled, and their next login gets their work and their cluster back.
+
+One hub for the module, its idle culler set to ``CULL_IDLE_S``: each student keeps a
+JupyterLab tab open (it polls the server, as JupyterLab does) until the test that lets one
+go idle closes it.
 """
 
 from __future__ import annotations
 
-import http.cookiejar
 import json
-import secrets
-import urllib.parse
-import urllib.request
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 from docker.models.containers import Container
 
 from kafkalite.cluster.healthcheck import probe
 from tests.containers.engine import Engine
+from tests.containers.hub import CONNECT, Hub, OpenTab
 from tests.containers.stack import (
-    HUB_FILES,
+    CONTAINER_TESTS,
     LAB_BUDGET_S,
-    ComposeProject,
     docker_exec,
-    http_status,
     processes_of,
-    run_lab_04,
+    run_lab_04_at_once,
 )
 from tests.support.ports import free_base_port
 from tests.support.waiting import wait_for
 
-pytestmark = [
-    pytest.mark.containers,
-    pytest.mark.slow,
-    pytest.mark.xdist_group("containers"),
-    pytest.mark.timeout(1800),
-]
+pytestmark = CONTAINER_TESTS
 
 STUDENTS = ("ada", "grace")
 MIB = 1024 * 1024
-
-
-class Hub(ComposeProject):
-    def __init__(self, engine: Engine, base_image: str, port: int) -> None:
-        self.password = secrets.token_urlsafe(12)
-        self.port = port
-        self.prefix = f"klstudent{secrets.token_hex(3)}"
-        super().__init__(
-            engine,
-            HUB_FILES,
-            {
-                "BASE_IMAGE": base_image,
-                "KAFKALITE_HUB_PASSWORD": self.password,
-                "KAFKALITE_HUB_PORT": str(port),
-                "KAFKALITE_HUB_NETWORK": f"{self.prefix}-net",
-                "KAFKALITE_HUB_PREFIX": self.prefix,
-            },
-        )
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def student_label(self) -> str:
-        return f"org.kafkalite.hub={self.prefix}"
-
-    def remove_student_leftovers(self) -> None:
-        """What a failed test may leave: the students' containers and home volumes."""
-        client = self.engine.client
-        for container in client.containers.list(all=True, filters={"label": self.student_label()}):
-            container.remove(force=True)
-        for volume in client.volumes.list(filters={"label": self.student_label()}):
-            volume.remove(force=True)
-
-    def student_container(self, name: str) -> Container:
-        (found,) = self.engine.client.containers.list(
-            filters={"label": self.student_label(), "name": f"{self.prefix}-{name}"}
-        )
-        return found
+CULL_IDLE_S = 45
+"""The test hub's idle time: short, so that a culled server is seen within a minute or
+two; the tabs' polls every 5 s keep the others well inside it."""
 
 
 @pytest.fixture(scope="module")
 def hub(engine: Engine, base_image: str) -> Iterator[Hub]:
-    course = Hub(engine, base_image, free_base_port())
-    course.build("lab", files=["docker-compose.yml"])  # the students' image
-    course.build()
-    try:
-        course.run("up", "-d", "--no-build", timeout_s=300)
-        wait_for(lambda: http_status(f"{course.url}/hub/api/") == 200, 120, "the hub's API")
+    course = Hub(
+        engine, base_image, free_base_port(), env={"KAFKALITE_CULL_IDLE_S": str(CULL_IDLE_S)}
+    )
+    with course.running():
         yield course
-    finally:
-        course.down()
-        course.remove_student_leftovers()
 
 
-def log_in(hub: Hub, user: str) -> urllib.request.OpenerDirector:
-    """Log in through the hub's form, as a browser does; the hub then spawns the user's
-    server. Returns a client holding the user's cookies."""
-    jar = http.cookiejar.CookieJar()
-    browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-    browser.open(f"{hub.url}/hub/login", timeout=30).read()
-    xsrf = next(c.value for c in jar if c.name == "_xsrf")
-    form = urllib.parse.urlencode({"username": user, "password": hub.password, "_xsrf": xsrf})
-    browser.open(f"{hub.url}/hub/login", form.encode(), timeout=60).read()
-    return browser
-
-
-def server_answers(browser: urllib.request.OpenerDirector, hub: Hub, user: str) -> bool:
-    """The user's JupyterLab answers through the hub's proxy: its page (which sends the
-    browser through the hub's OAuth, as a student's browser goes), then its API."""
+@pytest.fixture(scope="module")
+def tabs(hub: Hub) -> Iterator[dict[str, OpenTab]]:
+    """Both students logged in through the form, their JupyterLab open."""
+    with ThreadPoolExecutor(len(STUDENTS)) as pool:
+        browsers = dict(zip(STUDENTS, pool.map(hub.client.log_in, STUDENTS), strict=True))
+    opened = {}
     try:
-        with browser.open(f"{hub.url}/user/{user}/lab", timeout=30) as page:
-            if page.status != 200 or not page.url.endswith(f"/user/{user}/lab"):
-                return False
-        with browser.open(f"{hub.url}/user/{user}/api/status", timeout=30) as r:
-            return r.status == 200 and "started" in json.loads(r.read())
-    except (OSError, ValueError):
-        return False
-
-
-RESET_STUDENT_CLUSTER = [
-    "sh",
-    "-c",
-    "kafkalite down --dir ~/labs/.kafkalite && rm -rf ~/labs/.kafkalite",
-]
-FRESH_CLUSTER_TOPICS = (
-    "import json, os, kafkalite.lab; os.chdir(os.path.expanduser('~/labs'));"
-    "lab = kafkalite.lab.connect(); print(json.dumps(lab.status()['partitions']))"
-)
+        for user in STUDENTS:
+            wait_for(
+                lambda u=user: hub.client.lab_answers(browsers[u], u), 240, f"{user}'s JupyterLab"
+            )
+            opened[user] = hub.client.open_tab(browsers[user], user)
+        yield opened
+    finally:
+        for tab in opened.values():
+            tab.close()
 
 
 def broker_processes(container: Container) -> int:
@@ -142,11 +80,16 @@ def memory_mib(container: Container) -> float:
     return float(stats["memory_stats"]["usage"]) / MIB
 
 
-def test_two_students_each_run_lab_04_in_their_own_container(hub: Hub) -> None:
-    with ThreadPoolExecutor(len(STUDENTS)) as pool:
-        browsers = dict(zip(STUDENTS, pool.map(lambda u: log_in(hub, u), STUDENTS), strict=True))
-    for user in STUDENTS:
-        wait_for(lambda u=user: server_answers(browsers[u], hub, u), 240, f"{user}'s JupyterLab")
+def course_command(hub: Hub, *args: str) -> Any:
+    """``kafkalite-course`` in the hub's container, as the instructor runs it."""
+    done = docker_exec(hub.engine, hub.hub_container(), ["kafkalite-course", *args], timeout_s=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout) if "--json" in args else done.stdout
+
+
+def test_two_students_each_run_lab_04_in_their_own_container(
+    hub: Hub, tabs: dict[str, OpenTab]
+) -> None:
     containers = {user: hub.student_container(user) for user in STUDENTS}
     idle = {user: memory_mib(c) for user, c in containers.items()}
 
@@ -155,14 +98,7 @@ def test_two_students_each_run_lab_04_in_their_own_container(hub: Hub) -> None:
         assert docker_exec(hub.engine, container, ["test", "-e", "/var/run/docker.sock"]).returncode
         assert "DOCKER_HOST" not in container.attrs["Config"]["Env"]
 
-    with ThreadPoolExecutor(len(STUDENTS)) as pool:
-        reports = dict(
-            zip(
-                STUDENTS,
-                pool.map(lambda u: run_lab_04(hub.engine, containers[u]), STUDENTS),
-                strict=True,
-            )
-        )
+    reports = run_lab_04_at_once(hub.engine, containers)
     busy = {user: memory_mib(c) for user, c in containers.items()}
     for user, report in reports.items():
         assert report["errors"] == [], user
@@ -180,21 +116,103 @@ def test_two_students_each_run_lab_04_in_their_own_container(hub: Hub) -> None:
         ["python", "-c", f"import socket; socket.create_connection(('{grace_ip}', 9092), 2)"],
     )
     assert reach.returncode != 0
-
-    # an instructor resets one student's cluster (README: "For a course"); the other's runs on
-    assert docker_exec(hub.engine, ada, RESET_STUDENT_CLUSTER).returncode == 0
-    assert broker_processes(ada) == 0
-    assert broker_processes(grace) == 3
-    fresh = docker_exec(hub.engine, ada, ["python", "-c", FRESH_CLUSTER_TOPICS], timeout_s=120)
-    assert fresh.returncode == 0, fresh.stderr[-2000:]
-    # the student's next connect(): a new, empty cluster
-    assert json.loads(fresh.stdout.splitlines()[-1]) == []
     print(
         "\nper student container, MiB: idle "
         + ", ".join(f"{u} {m:.0f}" for u, m in idle.items())
         + "; after lab 04 with its 3 brokers running "
         + ", ".join(f"{u} {m:.0f}" for u, m in busy.items())
     )
+
+
+FRESH_CLUSTER_TOPICS = (
+    "import json, os, kafkalite.lab; os.chdir(os.path.expanduser('~/labs'));"
+    "lab = kafkalite.lab.connect(); print(json.dumps(lab.status()['partitions']))"
+)
+
+
+def rows(hub: Hub) -> dict[str, dict[str, Any]]:
+    return {row["student"]: row for row in course_command(hub, "students", "--json")}
+
+
+def test_staff_see_each_students_cluster_and_reset_one_or_all(
+    hub: Hub, tabs: dict[str, OpenTab]
+) -> None:
+    ada, grace = (hub.student_container(u) for u in STUDENTS)
+    for container in (ada, grace):  # their clusters run, whether the lab test ran or not
+        started = docker_exec(hub.engine, container, ["python", "-c", FRESH_CLUSTER_TOPICS])
+        assert started.returncode == 0, started.stderr[-2000:]
+    seen = rows(hub)["ada"]
+    assert (seen["server"], seen["brokers_up"]) == ("running", 3)
+
+    kill = ["kafkalite", "kill", "2", "--dir", "/home/kafkalite/labs/.kafkalite"]
+    assert docker_exec(hub.engine, ada, kill).returncode == 0
+    seen = wait_for(lambda: (r := rows(hub)["ada"])["last_fault"] and r, 60, "ada's fault seen")
+    assert seen["brokers"]["2"] == "dead" and seen["brokers_up"] == 2
+    assert (seen["last_fault"]["type"], seen["last_fault"]["broker"]) == ("broker_fenced", 2)
+    table = course_command(hub, "students")
+    assert "ada" in table and "2/3 brokers up (2 dead)" in table, table
+
+    # the instructor resets one student's cluster; the other's runs on
+    assert "ada" in course_command(hub, "reset", "ada")
+    assert broker_processes(ada) == 0
+    fresh = docker_exec(hub.engine, ada, ["python", "-c", FRESH_CLUSTER_TOPICS], timeout_s=120)
+    assert fresh.returncode == 0, fresh.stderr[-2000:]
+    assert json.loads(fresh.stdout.splitlines()[-1]) == []  # the next connect(): empty
+    if broker_processes(grace) == 0:  # the lab test did not run (-k)
+        assert (
+            docker_exec(hub.engine, grace, ["python", "-c", FRESH_CLUSTER_TOPICS]).returncode == 0
+        )
+    assert broker_processes(grace) == 3
+
+    # ... or everyone's
+    reset = course_command(hub, "reset", "--all")
+    assert all(f"{u:<20} reset" in reset for u in STUDENTS), reset
+    assert broker_processes(ada) == broker_processes(grace) == 0
+    assert {r["student"]: r["cluster"] for r in rows(hub).values()} == dict.fromkeys(STUDENTS)
+
+
+KEEP = """
+import json
+lab.create_topic("kept", partitions=1, replication_factor=3)
+lab.producer(acks="all").send("kept", b"my work").get(timeout=30)
+print(json.dumps([p["topic"] for p in lab.status()["partitions"]]))
+"""
+
+
+def test_an_idle_student_is_culled_and_gets_their_work_and_cluster_back(
+    hub: Hub, tabs: dict[str, OpenTab]
+) -> None:
+    kernel = hub.client.kernel("ada", "04-leader-failover.ipynb")
+    assert kernel.execute(CONNECT).error is None
+    kept = kernel.execute(KEEP)
+    assert kept.error is None and "kept" in json.loads(kept.output.splitlines()[-1])
+    kernel.close()
+    first = hub.student_container("ada").id
+
+    tabs["ada"].close()  # ada leaves; grace's tab stays open
+    left = time.monotonic()
+    wait_for(lambda: hub.client.server("ada") is None, 6 * CULL_IDLE_S, "ada's server culled")
+    culled_after = time.monotonic() - left
+    assert culled_after >= CULL_IDLE_S - 1  # culled for being idle, not by accident
+    assert hub.client.server_ready("grace"), "a student with an open tab was culled"
+    assert not hub.engine.client.containers.list(filters={"id": first})
+
+    browser = hub.client.log_in("ada")  # the next login spawns a new container
+    wait_for(lambda: hub.client.lab_answers(browser, "ada"), 240, "ada's JupyterLab again")
+    assert hub.student_container("ada").id != first
+    kernel = hub.client.kernel("ada", "04-leader-failover.ipynb")
+    restarted = kernel.execute(CONNECT)
+    assert restarted.error is None, restarted.error
+    restart_s = float(restarted.output.split()[-1])
+    topics = kernel.execute('print([p["topic"] for p in lab.status()["partitions"]])')
+    assert topics.error is None and "'kept'" in topics.output  # the cluster's data came back
+    again = kernel.execute(
+        "c = lab.consumer(); c.subscribe(['kept']); print([m.value for m in c][:1])"
+    )
+    assert again.error is None and "b'my work'" in again.output, again
+    kernel.close()
+    assert restart_s < 60  # generous: the target is 3 s on a quiet machine (bench.course)
+    print(f"\nada culled {culled_after:.0f} s after her tab closed; cluster back in {restart_s} s")
 
 
 def test_stopping_the_hub_removes_the_students_containers_and_keeps_their_work(hub: Hub) -> None:
