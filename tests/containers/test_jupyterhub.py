@@ -146,7 +146,11 @@ def test_staff_see_each_students_cluster_and_reset_one_or_all(
 
     kill = ["kafkalite", "kill", "2", "--dir", "/home/kafkalite/labs/.kafkalite"]
     assert docker_exec(hub.engine, ada, kill).returncode == 0
-    seen = wait_for(lambda: (r := rows(hub)["ada"])["last_fault"] and r, 60, "ada's fault seen")
+    seen = wait_for(
+        lambda: (r := rows(hub)["ada"])["last_fault"] and r["last_fault"]["broker"] == 2 and r,
+        60,
+        "the fence of ada's broker 2 seen",
+    )
     assert seen["brokers"]["2"] == "dead" and seen["brokers_up"] == 2
     assert (seen["last_fault"]["type"], seen["last_fault"]["broker"]) == ("broker_fenced", 2)
     table = course_command(hub, "students")
@@ -171,8 +175,10 @@ def test_staff_see_each_students_cluster_and_reset_one_or_all(
     assert {r["student"]: r["cluster"] for r in rows(hub).values()} == dict.fromkeys(STUDENTS)
 
 
+BROKER_LOGS = "tail -n 20 ~/labs/.kafkalite/*/broker.log ~/labs/.kafkalite/links.log"
 KEEP = """
 import json
+lab.reset()  # as each lab's first cell does: every broker back, whatever the tests before did
 lab.create_topic("kept", partitions=1, replication_factor=3)
 lab.producer(acks="all").send("kept", b"my work").get(timeout=30)
 print(json.dumps([p["topic"] for p in lab.status()["partitions"]]))
@@ -185,7 +191,11 @@ def test_an_idle_student_is_culled_and_gets_their_work_and_cluster_back(
     kernel = hub.client.kernel("ada", "04-leader-failover.ipynb")
     assert kernel.execute(CONNECT).error is None
     kept = kernel.execute(KEEP)
-    assert kept.error is None and "kept" in json.loads(kept.output.splitlines()[-1])
+    if kept.error:  # what the cluster looked like, and what its brokers logged
+        seen = kernel.execute("print(lab.status()['brokers'])").output
+        logs = docker_exec(hub.engine, hub.student_container("ada"), ["sh", "-c", BROKER_LOGS])
+        raise AssertionError(f"{kept.error}\n{seen}\n{logs.stdout[-6000:]}")
+    assert "kept" in json.loads(kept.output.splitlines()[-1])
     kernel.close()
     first = hub.student_container("ada").id
 
