@@ -9,6 +9,7 @@ from bench import (
     lab_startup,
     latency,
     replication,
+    requests,
     restart,
     spark,
     startup,
@@ -19,6 +20,7 @@ from bench import (
 
 if __name__ == "__main__":
     throughput.main()
+    requests.main([])
     latency.main()
     replication.main()
     transactions.main()
