@@ -215,6 +215,13 @@ class Lab:
                 }
         return committed
 
+    def read(self, topic: str, partition: int = 0) -> list[bytes]:
+        """What a consumer can read of the partition now: every value from the log start
+        to the high watermark, in offset order (it waits for a leader, at most 30 s)."""
+        log = read_final_log(self.live_bootstrap_servers(), [(topic, partition)])
+        records = log[(topic, partition)]
+        return [records[offset] for offset in sorted(records)]
+
     def watch(
         self,
         topic: str,
