@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from kafkalite.cluster.ports import HIGH, LOW, RANGE_VARIABLE, range_share
+from kafkalite.cluster.ports import RANGE_VARIABLE, port_range, range_share
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = ROOT / ".test-logs"
@@ -85,8 +85,9 @@ def start(group: Group, earlier: list[Group]) -> Running:
     log = LOGS / f"{group.name}.log"
     # each lane its share of the cluster ports: lanes start clusters at the same moments,
     # and a port one found free was taken by another's broker before it bound it (a
-    # notebook test's broker failed with "address already in use")
-    low, high = range_share(group.lane, 1 + max(g.lane for g in ORDER), LOW, HIGH)
+    # notebook test's broker failed with "address already in use"). The shares split
+    # KAFKALITE_PORT_RANGE when it is set (a suite run beside other clusters on one machine)
+    low, high = range_share(group.lane, 1 + max(g.lane for g in ORDER), *port_range())
     env = {**os.environ, RANGE_VARIABLE: f"{low}-{high}"}
     with log.open("wb") as out:
         process = subprocess.Popen(
