@@ -20,6 +20,7 @@ from kafkalite.protocol.errors import ErrorCode, KafkaError
 from kafkalite.replication.partition import FOLLOWER_READ, READ_COMMITTED, Partition
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.errors import StorageError
+from kafkalite.storage.file_records import Records
 from kafkalite.storage.log import AppendInfo
 from kafkalite.storage.log_manager import LogManager
 from kafkalite.storage.producer_state import AppendOrigin
@@ -58,7 +59,8 @@ class FetchResult:
     high_watermark: int = -1
     last_stable_offset: int = -1
     log_start_offset: int = -1
-    records: bytes = b""
+    records: Records = b""
+    """Named in the segment file, not read: the response sends them from there."""
     aborted_transactions: list[AbortedTxn] = field(default_factory=list)
 
 
@@ -305,7 +307,7 @@ class ReplicaManager:
             partition.last_stable_offset,
             partition.log_start_offset,
             data.records,
-            partition.aborted_transactions(request.fetch_offset, data.records)
+            partition.aborted_transactions(request.fetch_offset, data.next_offset)
             if isolation_level == READ_COMMITTED
             else [],
         )

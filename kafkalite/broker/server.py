@@ -25,15 +25,16 @@ from kafkalite.broker.context import Connection, RequestContext
 from kafkalite.broker.controller_channel import ControllerChannel, ServeLocallyError
 from kafkalite.broker.handlers.api_versions import unsupported_version_reply
 from kafkalite.broker.handlers.registry import Handler, HandlerTable
+from kafkalite.network.send_frame import Frame, frame_bytes, send_frame
 from kafkalite.protocol.codec import (
     API_VERSIONS_KEY,
+    EncodedResponse,
     MalformedRequestError,
     Request,
     UnsupportedApiError,
     api_name,
     decode_request,
     encode_response,
-    peek_api,
     response_class,
 )
 from kafkalite.protocol.error_response import error_response
@@ -142,51 +143,38 @@ class KafkaServer:
                 task = asyncio.create_task(self._respond(frame, connection, writer))
                 self._requests.add(task)
                 task.add_done_callback(self._requests.discard)
-        # Client listener: responses strictly in request order. Consecutive Produce
-        # requests overlap - each appends at once, in order, and then waits for its acks
-        # while the next one appends - so an idempotent producer's five in-flight batches
-        # replicate together instead of one round trip each. Any other request starts only
-        # after everything before it has finished, as if served one at a time.
-        responses: asyncio.Queue[asyncio.Task[bytes | None]] = asyncio.Queue(MAX_IN_FLIGHT)
-        in_flight: set[asyncio.Task[bytes | None]] = set()
-        sender = asyncio.create_task(self._send_in_order(responses, writer))
-        reading: asyncio.Future[bytes] | None = None
+        # Client listener: responses strictly in request order. A Produce runs as a task
+        # of its own: consecutive Produce requests overlap - each appends at once, in
+        # order, then waits for its acks while the next one appends - so an idempotent
+        # producer's five in-flight batches replicate together instead of one round trip
+        # each. Every other request waits until everything before it is answered, then is
+        # served right here, in the connection's own task, as if served one at a time: no
+        # task, no queue and no extra wake-up for it.
+        produced = _OverlappingProduces(writer, connection)
         try:
             while True:
-                # A request that ends the connection fails the sender; notice it at once
-                # rather than at the client's next request (which may never come).
-                reading = asyncio.ensure_future(self._read_frame(reader))
-                await asyncio.wait((reading, sender), return_when=asyncio.FIRST_COMPLETED)
-                if sender.done():
-                    reading.cancel()
-                    break
-                frame = reading.result()
-                if in_flight and peek_api(frame)[0] != PRODUCE_KEY:
-                    await asyncio.wait(in_flight)
-                handling = asyncio.create_task(self._handle(frame, connection))
-                in_flight.add(handling)
-                handling.add_done_callback(in_flight.discard)
-                await responses.put(handling)
-            await sender  # re-raises why it stopped
+                frame = await self._read_frame(reader)
+                try:
+                    decoded = self._decode(frame, connection.peer)
+                except ConnectionClosed:
+                    await produced.all_sent()  # the answers before it still go out
+                    raise
+                if not isinstance(decoded, bytes) and produced.overlaps(decoded[0]):
+                    await produced.add(asyncio.create_task(self._run(*decoded, frame, connection)))
+                    continue
+                await produced.all_sent()
+                response = (
+                    decoded
+                    if isinstance(decoded, bytes)
+                    else await self._run(*decoded, frame, connection)
+                )
+                if response is not None:
+                    await send_frame(writer, response)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            produced.raise_failure()  # why this side closed it, if it did
+            raise
         finally:
-            # whatever is left ends with the connection; its errors (the client hung up
-            # mid-response) are not news, and must not surface as "never retrieved"
-            unsent = [responses.get_nowait() for _ in range(responses.qsize())]
-            left: list[asyncio.Future[Any] | None] = [sender, reading, *in_flight, *unsent]
-            for leftover in left:
-                if leftover is not None:
-                    leftover.cancel()
-                    leftover.add_done_callback(_settled)
-
-    @staticmethod
-    async def _send_in_order(
-        responses: asyncio.Queue[asyncio.Task[bytes | None]], writer: asyncio.StreamWriter
-    ) -> None:
-        while True:
-            response = await (await responses.get())
-            if response is not None:
-                writer.write(response)
-                await writer.drain()
+            produced.close()
 
     async def _respond(
         self, frame: bytes, connection: Connection, writer: asyncio.StreamWriter
@@ -203,14 +191,19 @@ class KafkaServer:
             connection.close_here(writer)
             return
         if response is not None and not writer.is_closing():
-            writer.write(response)
+            writer.write(frame_bytes(response))
 
-    async def _handle(self, frame: bytes, connection: Connection) -> bytes | None:
-        peer = connection.peer
-        decoded = self._decode(frame, peer)
+    async def _handle(self, frame: bytes, connection: Connection) -> Frame | None:
+        decoded = self._decode(frame, connection.peer)
         if isinstance(decoded, bytes):
             return decoded
-        request, handler = decoded
+        return await self._run(*decoded, frame, connection)
+
+    async def _run(
+        self, request: Request, handler: Handler, frame: bytes, connection: Connection
+    ) -> Frame | None:
+        """Serve one decoded request: its handler here, or the controller's."""
+        peer = connection.peer
         controller = self.forward_to
         if handler.forward and controller is not None and not controller.quorum.view.is_active:
             try:
@@ -234,6 +227,8 @@ class KafkaServer:
             body = self._failed(request, peer, exc)
         if body is None:
             return None
+        if isinstance(body, EncodedResponse):
+            return body.parts
         return encode_response(request.api_key, request.api_version, request.correlation_id, body)
 
     def _decode(self, frame: bytes, peer: str) -> tuple[Request, Handler] | bytes:
@@ -300,6 +295,75 @@ class KafkaServer:
         writer.close()
         with contextlib.suppress(Exception):
             await writer.wait_closed()
+
+
+class _OverlappingProduces:
+    """The Produce requests of one connection that overlap (see ``KafkaServer._loop``):
+    each a task, its response sent in order by one sender task. If a request ends the
+    connection (its task raises), the sender closes it at once, rather than at the
+    client's next request, which may never come."""
+
+    def __init__(self, writer: asyncio.StreamWriter, connection: Connection) -> None:
+        self._writer = writer
+        self._connection = connection
+        self._queue: asyncio.Queue[asyncio.Task[Frame | None]] = asyncio.Queue(MAX_IN_FLIGHT)
+        self._unsent = 0
+        self._all_sent = asyncio.Event()
+        self._all_sent.set()
+        self._sender: asyncio.Task[None] | None = None
+
+    @staticmethod
+    def overlaps(request: Request) -> bool:
+        """Every Produce: any may wait (for acks=all, for the transaction coordinator's
+        verification) while the next one appends."""
+        return request.api_key == PRODUCE_KEY
+
+    async def add(self, task: asyncio.Task[Frame | None]) -> None:
+        """Queue ``task``'s response after the others (waits while five are queued)."""
+        if self._sender is None:
+            self._sender = asyncio.create_task(self._send_in_order())
+            self._sender.add_done_callback(self._stopped)
+        self._unsent += 1
+        self._all_sent.clear()
+        await self._queue.put(task)
+
+    async def all_sent(self) -> None:
+        """Wait until every queued response is on the wire; raises why the sender
+        stopped, if it did."""
+        if not self._unsent or self._sender is None:
+            return
+        done = asyncio.create_task(self._all_sent.wait())
+        await asyncio.wait((done, self._sender), return_when=asyncio.FIRST_COMPLETED)
+        done.cancel()
+        self.raise_failure()
+
+    def raise_failure(self) -> None:
+        if self._sender is not None and self._sender.done() and not self._sender.cancelled():
+            failure = self._sender.exception()
+            if failure is not None:
+                raise failure
+
+    async def _send_in_order(self) -> None:
+        while True:
+            response = await (await self._queue.get())
+            if response is not None:
+                await send_frame(self._writer, response)
+            self._unsent -= 1
+            if not self._unsent:
+                self._all_sent.set()
+
+    def _stopped(self, sender: asyncio.Task[None]) -> None:
+        if not sender.cancelled() and sender.exception() is not None:
+            self._connection.close_here(self._writer)
+
+    def close(self) -> None:
+        """Whatever is left ends with the connection; its errors (the client hung up
+        mid-response) are not news, and must not surface as "never retrieved"."""
+        unsent = [self._queue.get_nowait() for _ in range(self._queue.qsize())]
+        for leftover in [self._sender, *unsent]:
+            if leftover is not None:
+                leftover.cancel()
+                leftover.add_done_callback(_settled)
 
 
 def _settled(task: asyncio.Future[Any]) -> None:

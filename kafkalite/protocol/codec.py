@@ -18,6 +18,7 @@ import datetime
 import io
 import struct
 import sys
+from collections.abc import Sized
 from dataclasses import dataclass, fields
 from functools import cache
 from types import ModuleType
@@ -121,6 +122,15 @@ def decode_request(frame: bytes) -> Request:
     # Bytes after the body are ignored, as Kafka ignores them: librdkafka 2.0 ended its
     # flexible requests with one tagged-field section too many, and Kafka answered them.
     return Request(api_key, api_version, header, body, len(frame) - header_size - body_size)
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedResponse:
+    """A response its handler encoded itself (Fetch: ``fetch_response``): the whole frame,
+    size prefix included, in parts sent one after the other: byte strings, and records
+    objects the server sends as they are (a file slice goes by ``sendfile``)."""
+
+    parts: list[bytes | Sized]
 
 
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: Any) -> bytes:

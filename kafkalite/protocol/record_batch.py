@@ -121,7 +121,7 @@ class RecordBatchHeader:
         return self.producer_id >= 0
 
 
-def parse_header(buf: bytes | memoryview, pos: int = 0) -> RecordBatchHeader:
+def parse_header(buf: bytes | bytearray | memoryview, pos: int = 0) -> RecordBatchHeader:
     """Decode the header at ``pos``; raises InvalidBatchError when it cannot be one."""
     if len(buf) - pos < HEADER_SIZE:
         raise InvalidBatchError(f"batch header needs {HEADER_SIZE} bytes, {len(buf) - pos} left")

@@ -13,9 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafkalite.protocol.errors import ErrorCode, KafkaError
-from kafkalite.protocol.record_batch import iter_batches
 from kafkalite.storage.errors import UnexpectedAppendOffsetError
-from kafkalite.storage.log import AppendInfo, FetchData, Log
+from kafkalite.storage.log import AppendInfo, FetchedRecords, Log
 from kafkalite.storage.producer_state import AppendOrigin
 from kafkalite.storage.txn_index import AbortedTxn
 
@@ -312,20 +311,21 @@ class Partition:
 
     def read_records(
         self, fetch_offset: int, max_bytes: int, isolation_level: int, min_one_message: bool
-    ) -> FetchData:
-        """Consumers read below the HW (or LSO under read_committed); followers to the LEO."""
+    ) -> FetchedRecords:
+        """Consumers read below the HW (or LSO under read_committed); followers to the LEO.
+        The batches are named in their segment file, not read (a Fetch sends them from
+        there)."""
         limit = self.fetch_offset_upper_bound(isolation_level)
-        return self.log.read(fetch_offset, max_bytes, limit, min_one_message)
+        return self.log.read_file_records(fetch_offset, max_bytes, limit, min_one_message)
 
-    def aborted_transactions(self, fetch_offset: int, records: bytes) -> list[AbortedTxn]:
-        """The aborted transactions a read_committed client needs to filter ``records``
-        (read from ``fetch_offset``): those with records in the range they cover."""
-        end = fetch_offset
-        for _, header in iter_batches(records):
-            end = header.next_offset
-        if end <= fetch_offset:
+    def aborted_transactions(self, fetch_offset: int, next_offset: int) -> list[AbortedTxn]:
+        """The aborted transactions a read_committed client needs to filter the records
+        read from ``fetch_offset`` up to ``next_offset``: those with records there. The
+        records go as they are, aborted ones included (as in Kafka): the client drops
+        them."""
+        if next_offset <= fetch_offset:
             return []
-        return self.log.collect_aborted_transactions(fetch_offset, end)
+        return self.log.collect_aborted_transactions(fetch_offset, next_offset)
 
     def fetch_offset_upper_bound(self, isolation_level: int) -> int:
         if isolation_level == FOLLOWER_READ:

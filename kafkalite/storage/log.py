@@ -51,6 +51,7 @@ from kafkalite.storage.errors import (
     OffsetOutOfRangeError,
     UnexpectedAppendOffsetError,
 )
+from kafkalite.storage.file_records import Records
 from kafkalite.storage.leader_epoch_cache import LeaderEpochCache
 from kafkalite.storage.log_loader import CLEAN_SHUTDOWN, load
 from kafkalite.storage.log_producer_state import rebuild_producer_state, track_batch
@@ -78,6 +79,43 @@ class FetchData:
     records: bytes
     log_start_offset: int
     log_end_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class FetchedRecords:
+    """A Fetch's batches (``b""`` when none) and the offset after the last of them."""
+
+    records: Records
+    next_offset: int
+
+
+def _locate_in_segment(
+    segment: LogSegment, start_offset: int, max_bytes: int, max_offset: int, min_one: bool
+) -> tuple[int, int, int] | None:
+    """``(start, end, next offset)`` of the whole batches of ``segment`` from the one
+    holding ``start_offset``: those that begin below ``max_offset``, in at most
+    ``max_bytes`` (but the first one whatever its size when ``min_one``). Found with the
+    sparse index and a few headers on each side: the batches between are not read.
+    ``next offset`` is the base offset of the first batch left out (or the segment's
+    next offset)."""
+    start, first = segment.batch_at(start_offset)
+    if first is None or first.base_offset >= max_offset:
+        return None
+    end, after = segment.batch_at(max_offset)
+    if after is None:
+        next_offset = segment.next_offset
+    elif after.base_offset < max_offset:  # it holds max_offset, but begins below: it is in
+        end, next_offset = end + after.size_in_bytes, after.next_offset
+    else:
+        next_offset = after.base_offset
+    if end - start > max_bytes:
+        end, cut = segment.boundary_at_or_below(start + max_bytes, start)
+        next_offset = cut.base_offset
+        if end == start:
+            if not min_one:
+                return None
+            end, next_offset = start + first.size_in_bytes, first.next_offset
+    return start, end, next_offset
 
 
 class Log:
@@ -156,7 +194,7 @@ class Log:
         first = self.log_end_offset
         data = bytearray(records)
         stamp(data, 0, first, leader_epoch)
-        self._append_stamped(bytes(data))
+        self._append_stamped(data)
         return AppendInfo(
             first,
             first + header.records_count - 1,
@@ -191,7 +229,7 @@ class Log:
         self._append_stamped(records)
         return AppendInfo(first, expected - 1, -1, self.log_start_offset)
 
-    def _append_stamped(self, data: bytes) -> None:
+    def _append_stamped(self, data: bytes | bytearray) -> None:
         pos = 0
         while pos < len(data):
             header = parse_header(data, pos)
@@ -236,40 +274,44 @@ class Log:
     def read(
         self, start_offset: int, max_bytes: int, max_offset: int, min_one_message: bool = True
     ) -> FetchData:
-        """Whole batches from the one holding ``start_offset``, all below ``max_offset``.
-        A segment with nothing at or after ``start_offset`` (compaction removed its last
-        batches, or all of them) passes the read on to the next one, as in Kafka."""
+        """Whole batches from the one holding ``start_offset``, all below ``max_offset``,
+        read into memory: for the broker's own readers (coordinators, the cleaner)."""
+        found = self._locate(start_offset, max_bytes, max_offset, min_one_message)
+        records = b"" if found is None else found[0].read_bytes(found[1], found[2] - found[1])
+        return FetchData(records, self.log_start_offset, self.log_end_offset)
+
+    def read_file_records(
+        self, start_offset: int, max_bytes: int, max_offset: int, min_one_message: bool = True
+    ) -> FetchedRecords:
+        """The same batches as :meth:`read`, not read: named in their segment file for a
+        Fetch response to send from there (``file_records``)."""
+        found = self._locate(start_offset, max_bytes, max_offset, min_one_message)
+        if found is None:
+            return FetchedRecords(b"", start_offset)
+        segment, start, end, next_offset = found
+        return FetchedRecords(segment.file_records(start, end - start), next_offset)
+
+    def _locate(
+        self, start_offset: int, max_bytes: int, max_offset: int, min_one_message: bool
+    ) -> tuple[LogSegment, int, int, int] | None:
+        """Where a read's batches lie: ``(segment, start, end, next offset)``, or None when
+        there are none. A segment with nothing at or after ``start_offset`` (compaction
+        removed its last batches, or all of them) passes the read on to the next one, as
+        in Kafka."""
         if start_offset < self.log_start_offset or start_offset > self.log_end_offset:
             raise OffsetOutOfRangeError(
                 f"offset {start_offset} is outside [{self.log_start_offset}, {self.log_end_offset}]"
             )
-        records = b""
         index = self.segment_index(start_offset)
-        while start_offset < max_offset and not records and index < len(self.segments):
-            records = self._read_segment(
-                self.segments[index], start_offset, max_bytes, max_offset, min_one_message
+        while start_offset < max_offset and index < len(self.segments):
+            segment = self.segments[index]
+            found = _locate_in_segment(
+                segment, start_offset, max_bytes, max_offset, min_one_message
             )
+            if found is not None:
+                return (segment, *found)
             index += 1
-        return FetchData(records, self.log_start_offset, self.log_end_offset)
-
-    @staticmethod
-    def _read_segment(
-        segment: LogSegment,
-        start_offset: int,
-        max_bytes: int,
-        max_offset: int,
-        min_one_message: bool,
-    ) -> bytes:
-        start = segment.position_for(start_offset)
-        end = start
-        for pos, header in segment.scan(start):
-            if header.base_offset >= max_offset:
-                break
-            size = pos + header.size_in_bytes - start
-            if size > max_bytes and not (min_one_message and end == start):
-                break
-            end = pos + header.size_in_bytes
-        return segment.read_bytes(start, end - start)
+        return None
 
     def bytes_between(self, start_offset: int, end_offset: int) -> int:
         """Roughly how many bytes of batches lie in [start, end): for fetch ``min_bytes``."""

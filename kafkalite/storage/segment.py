@@ -38,10 +38,14 @@ from kafkalite.protocol.record_batch import (
     RecordBatchHeader,
     parse_header,
 )
+from kafkalite.storage.file_records import FileRecords
 from kafkalite.storage.txn_index import TransactionIndex
 
 _INDEX_ENTRY = struct.Struct(">ii")
 _SCAN_CHUNK = 1 << 20
+_LOOKUP_CHUNK = 8 << 10
+"""A lookup starts at a sparse-index entry and stops within about ``index.interval.bytes``:
+it reads a few KiB at a time, never the megabyte a recovery scan reads."""
 
 
 def segment_name(base_offset: int) -> str:
@@ -63,6 +67,9 @@ class LogSegment:
         self._index_offsets: list[int] = []
         self._index_positions: list[int] = []
         self._bytes_since_index = 0
+        self._index_fd = -1
+        """The ``.index`` file, opened for appending at the first entry appended (opening
+        it for every entry cost a produced batch more than its own write)."""
         self.txn_index = TransactionIndex(directory / f"{segment_name(base_offset)}.txnindex")
 
     # ---- loading -------------------------------------------------------------------
@@ -125,12 +132,15 @@ class LogSegment:
             self._max_timestamp = max((h.max_timestamp for _, h in self.scan(0)), default=-1)
         return self._max_timestamp
 
-    def scan(self, start: int, end: int | None = None) -> Iterator[tuple[int, RecordBatchHeader]]:
-        """Headers of the complete batches from ``start``; reads in large chunks."""
+    def scan(
+        self, start: int, end: int | None = None, chunk_bytes: int = _SCAN_CHUNK
+    ) -> Iterator[tuple[int, RecordBatchHeader]]:
+        """Headers of the complete batches from ``start``, read ``chunk_bytes`` at a time
+        (a batch bigger than that is skipped over, not read)."""
         end = self.size if end is None else end
         pos = start
         while pos < end:
-            chunk = os.pread(self._fd, min(_SCAN_CHUNK, end - pos), pos)
+            chunk = os.pread(self._fd, min(chunk_bytes, end - pos), pos)
             cursor = 0
             while len(chunk) - cursor >= HEADER_SIZE:
                 header = parse_header(chunk, cursor)
@@ -153,8 +163,12 @@ class LogSegment:
         os.write(self._fd, batch)
         self.size += len(batch)
         if self._track(position, header, index_interval_bytes):
-            with self.index_path.open("ab") as index:
-                index.write(_INDEX_ENTRY.pack(header.base_offset - self.base_offset, position))
+            if self._index_fd < 0:
+                flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+                self._index_fd = os.open(self.index_path, flags, 0o644)
+            os.write(
+                self._index_fd, _INDEX_ENTRY.pack(header.base_offset - self.base_offset, position)
+            )
 
     def _track(self, position: int, header: RecordBatchHeader, interval: int) -> bool:
         """Account for one batch; True when it gets an index entry."""
@@ -217,6 +231,9 @@ class LogSegment:
 
     def close(self) -> None:
         os.close(self._fd)
+        if self._index_fd >= 0:
+            os.close(self._index_fd)
+            self._index_fd = -1
 
     def delete(self) -> None:
         self.close()
@@ -231,14 +248,35 @@ class LogSegment:
 
     def position_for(self, offset: int) -> int:
         """Position of the batch holding ``offset`` (or the first after it); size if none."""
+        return self.batch_at(offset)[0]
+
+    def batch_at(self, offset: int) -> tuple[int, RecordBatchHeader | None]:
+        """Position and header of the batch holding ``offset`` (or the first after it);
+        ``(size, None)`` if none: the sparse index, then a few headers."""
         if offset >= self.next_offset:
-            return self.size
+            return self.size, None
         i = bisect.bisect_right(self._index_offsets, offset) - 1
         start = self._index_positions[i] if i >= 0 else 0
-        for pos, header in self.scan(start):
+        for pos, header in self.scan(start, chunk_bytes=_LOOKUP_CHUNK):
             if header.last_offset >= offset:
-                return pos
-        return self.size
+                return pos, header
+        return self.size, None
+
+    def boundary_at_or_below(self, limit: int, start: int) -> tuple[int, RecordBatchHeader]:
+        """The last batch boundary at or below position ``limit`` and at or after ``start``
+        (a boundary), with the header of the batch that begins there; ``limit`` must lie
+        before the end of the segment's last batch. Where a Fetch's byte budget ends."""
+        i = bisect.bisect_right(self._index_positions, limit) - 1
+        pos = max(self._index_positions[i], start) if i >= 0 else start
+        for at, header in self.scan(pos, chunk_bytes=_LOOKUP_CHUNK):
+            if at + header.size_in_bytes > limit:
+                return at, header
+        raise ValueError(f"position {limit} is past the last batch of {self.log_path}")
+
+    def file_records(self, position: int, size: int) -> FileRecords:
+        """``size`` bytes from ``position``, not read: a slice that stays readable after
+        this segment is closed or deleted (see ``file_records``)."""
+        return FileRecords(os.dup(self._fd), position, size)
 
     def first_offset_at_or_after_time(self, timestamp: int) -> tuple[int, int] | None:
         if self.max_timestamp < timestamp:

@@ -23,8 +23,9 @@ from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import api
 from kafkalite.broker.replica_manager import FetchRequestPartition, FetchResult, ReplicaManager
 from kafkalite.metadata.image import MetadataImage
-from kafkalite.protocol.codec import millis
+from kafkalite.protocol.codec import EncodedResponse, millis
 from kafkalite.protocol.errors import ErrorCode
+from kafkalite.protocol.fetch_response import encode_fetch_response
 
 TOPIC_IDS_VERSION = 13  # from Fetch v13 on, topics are named by id (KIP-516)
 
@@ -81,7 +82,7 @@ class FetchApi:
         return wanted, unknown
 
     @api(FetchRequest, 4, 17)
-    async def fetch(self, ctx: RequestContext, request: Any) -> Any:
+    async def fetch(self, ctx: RequestContext, request: Any) -> EncodedResponse:
         replicas = self._replicas
         wanted, unknown = self._partitions(ctx, request)
         isolation = int(request.isolation_level)
@@ -104,39 +105,18 @@ class FetchApi:
         wanted: list[FetchRequestPartition],
         results: list[FetchResult],
         unknown: list[tuple[Any, int]],
-    ) -> Any:
-        s = ctx.schema
+    ) -> EncodedResponse:
+        """Encoded by hand (``protocol.fetch_response``): each partition's records stay
+        in their segment file and go to the socket from there."""
         topic_ids = self._image.topic_ids
-        by_topic: dict[tuple[str, Any], list[Any]] = {}
-        answered = [
-            ((req.topic, _uuid(topic_ids.get(req.topic))), req.partition, res)
-            for req, res in zip(wanted, results, strict=True)
-        ] + [
-            (("", topic_id), index, FetchResult(ErrorCode.unknown_topic_id))
-            for topic_id, index in unknown
-        ]
-        for key, index, res in answered:
-            by_topic.setdefault(key, []).append(
-                s.PartitionData(
-                    partition_index=index,
-                    error_code=res.error,
-                    high_watermark=res.high_watermark,
-                    last_stable_offset=res.last_stable_offset,
-                    log_start_offset=res.log_start_offset,
-                    aborted_transactions=tuple(
-                        s.AbortedTransaction(producer_id=t.producer_id, first_offset=t.first_offset)
-                        for t in res.aborted_transactions
-                    ),
-                    preferred_read_replica=-1,
-                    records=res.records,
-                )
-            )
-        return s.FetchResponse(
-            throttle_time=0,
-            error_code=ErrorCode.none,
-            session_id=0,
-            responses=tuple(
-                s.FetchableTopicResponse(topic=name, topic_id=topic_id, partitions=tuple(p))
-                for (name, topic_id), p in by_topic.items()
-            ),
+        by_topic: dict[tuple[str, uuid.UUID], list[tuple[int, FetchResult]]] = {}
+        for req, res in zip(wanted, results, strict=True):
+            key = (req.topic, _uuid(topic_ids.get(req.topic)))
+            by_topic.setdefault(key, []).append((req.partition, res))
+        for topic_id, index in unknown:
+            key = ("", topic_id)
+            by_topic.setdefault(key, []).append((index, FetchResult(ErrorCode.unknown_topic_id)))
+        topics = [(name, topic_id, parts) for (name, topic_id), parts in by_topic.items()]
+        return EncodedResponse(
+            encode_fetch_response(ctx.version, ctx.request.correlation_id, topics)
         )

@@ -34,8 +34,9 @@ from kafkalite.broker.replica_manager import ProduceResult, ReplicaManager
 from kafkalite.broker.transaction_verification import RETRIABLE, TransactionVerifier
 from kafkalite.controller.topic_control import INTERNAL_TOPICS
 from kafkalite.metadata.image import MetadataImage
-from kafkalite.protocol.codec import millis
+from kafkalite.protocol.codec import EncodedResponse, millis
 from kafkalite.protocol.errors import ErrorCode, KafkaError
+from kafkalite.protocol.produce_response import encode_produce_response
 from kafkalite.protocol.record_batch import RecordBatchHeader, parse_header
 from kafkalite.storage.errors import StorageError
 from kafkalite.topic_partition import TopicPartition
@@ -164,9 +165,22 @@ class ProduceApi:
         return self._response(ctx, results)
 
     def _response(self, ctx: RequestContext, results: list[tuple[str, int, ProduceResult]]) -> Any:
+        """The usual answer is encoded by hand (``protocol.produce_response``); one that
+        tells where a refused partition's leader is (KIP-951) is built with kio."""
+        discover = ctx.version >= leader_discovery.PRODUCE_VERSION
+        if not (discover and any(r.error == ErrorCode.not_leader_or_follower for *_, r in results)):
+            by_name: dict[str, list[tuple[int, ProduceResult]]] = {}
+            for topic, index, r in results:
+                by_name.setdefault(topic, []).append((index, r))
+            return EncodedResponse(
+                [
+                    encode_produce_response(
+                        ctx.version, ctx.request.correlation_id, list(by_name.items())
+                    )
+                ]
+            )
         s = ctx.schema
         leaders = LeaderDiscovery(self._image)
-        discover = ctx.version >= leader_discovery.PRODUCE_VERSION
         no_leader = s.LeaderIdAndEpoch(leader_id=-1, leader_epoch=-1) if discover else None
         by_topic: dict[str, list[Any]] = {}
         for topic, index, r in results:

@@ -27,7 +27,7 @@ from kafkalite.broker.replica_manager import ReplicaManager
 from kafkalite.broker.transaction_verification import TransactionVerifier
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.metadata.records import PartitionRecord, TopicRecord
-from kafkalite.protocol.codec import decode_request, encode_request
+from kafkalite.protocol.codec import decode_request, decode_response, encode_request
 from kafkalite.protocol.errors import ErrorCode
 from kafkalite.protocol.records import Record, build_batch
 from kafkalite.storage.config import LogConfig
@@ -36,6 +36,7 @@ from kafkalite.storage.log_manager import LogManager
 pytestmark = pytest.mark.unit
 
 TOPIC = "__transaction_state"
+PRODUCE = 0
 
 
 def leader_of_internal_partition(tmp_path: Path) -> ReplicaManager:
@@ -72,7 +73,9 @@ async def produce_as(manager: ReplicaManager, client_id: str) -> int:
     verifier = TransactionVerifier(1, manager.image, None, None, None, lambda: True)  # type: ignore[arg-type]
     api = ProduceApi(manager, manager.image, verifier)
     response = await api.produce(RequestContext(request, "test"), request.body)
-    return int(response.responses[0].partition_responses[0].error_code)
+    frame = b"".join(bytes(part) for part in response.parts)  # type: ignore[arg-type]
+    body = decode_response(PRODUCE, request.api_version, frame[4:])  # as the client reads it
+    return int(body.responses[0].partition_responses[0].error_code)
 
 
 @pytest.mark.asyncio

@@ -1,0 +1,92 @@
+"""Sending a response frame: its byte parts through the transport, its file slices by
+``sendfile``, in order.
+
+A Fetch response (``protocol.fetch_response``) is framing bytes with each partition's
+records between them, named in their segment file (``storage.file_records``). The
+kernel copies those from the page cache to the socket (``os.sendfile``), as Kafka's
+``FileRecords.writeTo`` does with ``transferTo``: no byte of them passes through Python.
+
+Order on the wire is what matters. The transport queues what the socket does not take at
+once; a slice may go straight to the socket only when that queue is empty, else it would
+overtake bytes written before it. So a slice is sent directly while the queue is empty
+and the socket takes it, and what is left goes through ``loop.sendfile``, which waits for
+the queue to drain and for the socket to take more. A slice whose file has shrunk since
+the read (the log was truncated meanwhile) cannot be sent whole: the frame would be cut
+short, so the connection is closed, as Kafka closes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+from collections.abc import Sized
+
+from kafkalite.storage.file_records import FileRecords
+
+Frame = bytes | list[bytes | Sized]
+
+
+class TruncatedFileError(ConnectionError):
+    """A slice's file ended before the slice did: its frame cannot be completed."""
+
+
+async def send_frame(writer: asyncio.StreamWriter, frame: Frame) -> None:
+    """Write ``frame`` (bytes, or parts), then wait until the transport can take more."""
+    if isinstance(frame, bytes):
+        writer.write(frame)
+    else:
+        try:
+            for part in frame:
+                if isinstance(part, FileRecords):
+                    await _send_file(writer, part)
+                elif isinstance(part, bytes | bytearray | memoryview):
+                    writer.write(part)
+                else:
+                    raise TypeError(f"cannot send a {type(part).__name__}")
+        finally:
+            for part in frame:
+                if isinstance(part, FileRecords):
+                    part.close()
+    await writer.drain()
+
+
+def frame_bytes(frame: Frame) -> bytes:
+    """The whole frame in memory, file slices read: for a listener that writes responses
+    as they complete (the controller listener), where a ``sendfile`` that waits for the
+    socket would let another response in between."""
+    if isinstance(frame, bytes):
+        return frame
+    out = bytearray()
+    for part in frame:
+        if isinstance(part, FileRecords):
+            out += part.read()
+            part.close()
+        elif isinstance(part, bytes | bytearray | memoryview):
+            out += part
+        else:
+            raise TypeError(f"cannot send a {type(part).__name__}")
+    return bytes(out)
+
+
+async def _send_file(writer: asyncio.StreamWriter, records: FileRecords) -> None:
+    transport = writer.transport
+    if transport.is_closing():
+        raise ConnectionResetError("the connection closed before the records were sent")
+    offset, remaining = records.position, records.size
+    if transport.get_write_buffer_size() == 0:
+        sock = transport.get_extra_info("socket")
+        try:
+            while remaining:
+                sent = os.sendfile(sock.fileno(), records.fd, offset, remaining)
+                if sent == 0:
+                    raise TruncatedFileError(f"{records} was cut short while being sent")
+                offset += sent
+                remaining -= sent
+        except BlockingIOError:
+            pass  # the socket is full: the loop waits for it below
+    if remaining:
+        with io.FileIO(os.dup(records.fd), "rb") as file:
+            sent = await asyncio.get_running_loop().sendfile(transport, file, offset, remaining)
+        if sent != remaining:
+            raise TruncatedFileError(f"{records} was cut short while being sent")

@@ -1,0 +1,177 @@
+"""The Fetch response, encoded by hand: framing in Python, records spliced in untouched.
+
+Why not kio, which encodes every other response: a Fetch response is mostly records, and
+those should go from the segment file to the socket without passing through Python
+(``sendfile``, as Kafka does). kio writes a response into one buffer, so the records
+would have to be read first. This encoder returns the frame as *parts*: byte strings for
+the framing, and each partition's records object as it is (bytes, or a file slice the
+server sends with ``sendfile``). It is also about ten times cheaper than building kio's
+tree of frozen dataclasses per partition and walking it field by field, which was the
+largest cost of a follower's Fetch. A property test checks that it produces exactly
+kio's bytes for every version served.
+
+Layout (Kafka's ``FetchResponse.json``; v12 and later are flexible: compact arrays and
+strings as unsigned varints of length + 1, a tagged-field section after each struct)::
+
+    size                     int32     (the frame's, patched last)
+    correlation_id           int32     header v0; v1 (flexible) adds a tagged-field section
+    throttle_time_ms         int32
+    error_code               int16     v7+
+    session_id               int32     v7+
+    responses                [topic]
+      topic                  string    v4-v12
+      topic_id               uuid      v13+
+      partitions             [partition]
+        partition_index      int32
+        error_code           int16
+        high_watermark       int64
+        last_stable_offset   int64
+        log_start_offset     int64     v5+
+        aborted_transactions nullable [producer_id int64, first_offset int64]
+        preferred_read_replica int32   v11+
+        records              nullable records (bytes)
+
+No tagged field is ever written (diverging epoch, current leader, snapshot id, node
+endpoints): the Fetch handler sets none of them.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from collections.abc import Sequence, Sized
+from typing import Protocol
+
+from kafkalite.protocol.primitives import EMPTY_TAGS, I32, array_length, string, uvarint
+
+FLEXIBLE_VERSION = 12
+TOPIC_ID_VERSION = 13
+MIN_VERSION, MAX_VERSION = 4, 17
+
+_HEAD_V7 = struct.Struct(">iihi")  # correlation id, throttle, error, session
+_HEAD_V4 = struct.Struct(">ii")  # correlation id, throttle
+_PARTITION_V5 = struct.Struct(">ihqqq")
+_PARTITION_V4 = struct.Struct(">ihqq")
+_ABORTED = struct.Struct(">qq")
+
+
+class AbortedTransaction(Protocol):
+    @property
+    def producer_id(self) -> int: ...
+    @property
+    def first_offset(self) -> int: ...
+
+
+class PartitionResult(Protocol):
+    """One partition's answer, as the replica manager reads it."""
+
+    @property
+    def error(self) -> int: ...
+    @property
+    def high_watermark(self) -> int: ...
+    @property
+    def last_stable_offset(self) -> int: ...
+    @property
+    def log_start_offset(self) -> int: ...
+    @property
+    def records(self) -> Sized:
+        """bytes, or an object the server knows how to send (a file slice)."""
+
+    @property
+    def aborted_transactions(self) -> Sequence[AbortedTransaction] | None: ...
+
+
+FetchTopic = tuple[str, uuid.UUID, Sequence[tuple[int, PartitionResult]]]
+"""A topic's name, its id and its partitions' ``(index, answer)``."""
+
+
+def encode_fetch_response(
+    version: int,
+    correlation_id: int,
+    topics: Sequence[FetchTopic],
+    *,
+    throttle_time_ms: int = 0,
+    error_code: int = 0,
+    session_id: int = 0,
+) -> list[bytes | Sized]:
+    """The whole frame, size prefix included, as parts to be sent in order: byte strings
+    (the first holds the size) and, spliced between them, each partition's records
+    object when it is not bytes (records in bytes are copied into the framing)."""
+    if not MIN_VERSION <= version <= MAX_VERSION:
+        raise ValueError(f"Fetch v{version} is not encoded here")
+    writer = _Writer(version)
+    out = writer.out
+    if version >= 7:
+        out += _HEAD_V7.pack(correlation_id, throttle_time_ms, error_code, session_id)
+    else:
+        out += _HEAD_V4.pack(correlation_id, throttle_time_ms)
+    if writer.flexible:  # header v1's tags come right after the correlation id
+        out[8:8] = EMPTY_TAGS
+    writer.array_length(len(topics))
+    for name, topic_id, partitions in topics:
+        writer.topic(name, topic_id)
+        writer.array_length(len(partitions))
+        for index, result in partitions:
+            writer.partition(index, result)
+        writer.tags()
+    writer.tags()
+    first = writer.parts[0]
+    assert isinstance(first, bytearray)
+    I32.pack_into(first, 0, sum(len(p) for p in writer.parts) - 4)
+    return writer.parts
+
+
+class _Writer:
+    """One response's parts; ``out`` is the byte string being written."""
+
+    def __init__(self, version: int) -> None:
+        self.version = version
+        self.flexible = version >= FLEXIBLE_VERSION
+        self.out = bytearray(b"\0\0\0\0")  # the size, patched last
+        self.parts: list[bytes | Sized] = [self.out]
+        self._partition_head = _PARTITION_V5 if version >= 5 else _PARTITION_V4
+
+    def array_length(self, n: int) -> None:
+        self.out += array_length(n, self.flexible)
+
+    def tags(self) -> None:
+        if self.flexible:
+            self.out += EMPTY_TAGS
+
+    def topic(self, name: str, topic_id: uuid.UUID) -> None:
+        if self.version >= TOPIC_ID_VERSION:
+            self.out += topic_id.bytes
+            return
+        self.out += string(name, self.flexible)
+
+    def partition(self, index: int, result: PartitionResult) -> None:
+        out = self.out
+        values = (
+            index,
+            result.error,
+            result.high_watermark,
+            result.last_stable_offset,
+            result.log_start_offset,
+        )
+        out += self._partition_head.pack(*values[: 5 if self.version >= 5 else 4])
+        aborted = result.aborted_transactions
+        if aborted is None:
+            out += b"\x00" if self.flexible else b"\xff\xff\xff\xff"
+        else:
+            self.array_length(len(aborted))
+            for txn in aborted:
+                out += _ABORTED.pack(txn.producer_id, txn.first_offset)
+                self.tags()
+        if self.version >= 11:
+            out += b"\xff\xff\xff\xff"  # preferred_read_replica: none
+        self.records(result.records)
+        self.tags()
+
+    def records(self, records: Sized) -> None:
+        size = len(records)
+        self.out += uvarint(size + 1) if self.flexible else I32.pack(size)
+        if isinstance(records, bytes):
+            self.out += records
+        else:  # sent as it is, between the bytes before and after it
+            self.out = bytearray()
+            self.parts += (records, self.out)

@@ -1,0 +1,33 @@
+"""The Kafka protocol's primitive types, for the responses encoded by hand
+(``fetch_response``, ``produce_response``): big-endian integers, and in flexible versions
+lengths as unsigned varints of length + 1 (0 meaning null)."""
+
+from __future__ import annotations
+
+import struct
+
+I16 = struct.Struct(">h")
+I32 = struct.Struct(">i")
+EMPTY_TAGS = b"\x00"
+"""A tagged-field section with no field: what ends every struct of a flexible version."""
+
+
+def uvarint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def array_length(n: int, flexible: bool) -> bytes:
+    return uvarint(n + 1) if flexible else I32.pack(n)
+
+
+def string(value: str | None, flexible: bool) -> bytes:
+    """A (nullable) string: compact in flexible versions, int16-length before."""
+    if value is None:
+        return b"\x00" if flexible else b"\xff\xff"
+    encoded = value.encode()
+    return (uvarint(len(encoded) + 1) if flexible else I16.pack(len(encoded))) + encoded
