@@ -148,6 +148,22 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: A
     return bytes(frame)
 
 
+def encode_body(body: Any) -> bytes:
+    """A response body alone, without header or size: what a handler may keep and send
+    again with another correlation id (``frame_with_body``)."""
+    out = io.BytesIO()
+    entity_writer(type(body))(out, body)
+    return out.getvalue()
+
+
+def frame_with_body(api_key: int, api_version: int, correlation_id: int, body: bytes) -> bytes:
+    """The whole frame of a response whose body was encoded before (``encode_body``):
+    the same bytes ``encode_response`` writes."""
+    flexible = _response_schema(api_key, api_version).__flexible__ and api_key != API_VERSIONS_KEY
+    header = _SIZE.pack(correlation_id) + (b"\0" if flexible else b"")
+    return _SIZE.pack(len(header) + len(body)) + header + body
+
+
 def encode_request(body: Any, correlation_id: int, client_id: str) -> bytes:
     """A whole request frame, size prefix included (brokers calling the controller)."""
     header_cls = body.__header_schema__

@@ -22,11 +22,13 @@ from kafkalite.broker.controller_channel import ControllerChannel
 from kafkalite.broker.handlers.registry import api
 from kafkalite.broker.raft_quorum import NotControllerError
 from kafkalite.controller.topic_control import INTERNAL_TOPICS, CreatableTopic, topic_name_error
-from kafkalite.metadata.image import PartitionRegistration, TopicImage
+from kafkalite.metadata.image import BrokerRegistration, PartitionRegistration, TopicImage
+from kafkalite.protocol.codec import EncodedResponse, encode_body, frame_with_body
 from kafkalite.protocol.errors import ErrorCode
 
 ZERO_UUID = uuid.UUID(int=0)
 AUTO_CREATE_TIMEOUT_S = 5.0  # then answer a retriable error; clients ask again
+MAX_ANSWERS_KEPT = 64
 
 
 def _requested_names(ctx: RequestContext, request: Any) -> list[str] | None:
@@ -63,6 +65,12 @@ class MetadataApi:
         self._cluster = cluster
         self._image = cluster.image
         self._controller = controller
+        self._answers: dict[tuple[Any, ...], bytes] = {}
+        """Encoded bodies of the answers given since the image last changed, by what they
+        depend on: a client asks the same Metadata over and over (librdkafka every few
+        seconds, and at every error), and building kio's tree of a response per partition
+        cost more than anything else in it."""
+        self._answers_at = -1
 
     async def auto_create(self, names: list[str]) -> set[str]:
         """Create the missing topics among ``names``; returns the ones asked to be created."""
@@ -91,13 +99,39 @@ class MetadataApi:
         )
 
     @api(MetadataRequest, 0, 13)
-    async def metadata(self, ctx: RequestContext, request: Any) -> Any:
+    async def metadata(self, ctx: RequestContext, request: Any) -> EncodedResponse:
         image = self._image
         names = _requested_names(ctx, request)
         created: set[str] = set()
         if names is not None and getattr(request, "allow_auto_topic_creation", True):
             created = await self.auto_create(names)
         listed = self._cluster.brokers_for_clients()
+        key = (
+            ctx.version,
+            None if names is None else tuple(names),
+            tuple(b.broker_id for b in listed),
+            self._cluster.controller_id(),
+        )
+        if self._answers_at != image.offset or len(self._answers) > MAX_ANSWERS_KEPT:
+            self._answers.clear()
+            self._answers_at = image.offset
+        body = self._answers.get(key) if not created else None
+        if body is None:
+            body = encode_body(self._response(ctx, names, created, listed))
+            if not created:  # an answer about topics being created is not kept
+                self._answers[key] = body
+        return EncodedResponse(
+            [frame_with_body(ctx.request.api_key, ctx.version, ctx.request.correlation_id, body)]
+        )
+
+    def _response(
+        self,
+        ctx: RequestContext,
+        names: list[str] | None,
+        created: set[str],
+        listed: list[BrokerRegistration],
+    ) -> Any:
+        image = self._image
         ids = {b.broker_id for b in listed}
         if names is None:
             topics = [
