@@ -7,8 +7,10 @@ loopback with a random token unless told otherwise; its pid, address and token a
 ``kafkalite down`` (from any shell) stops it, and its kernels, with the cluster.
 
 Each start opens a clean workspace (JupyterLab's record of the open tabs, kept in
-``<cluster dir>/jupyter-workspaces/``, not in the home folder): notebooks left open last
-time are not reopened, so no kernel starts before the student opens a notebook.
+``<cluster dir>/jupyter-workspaces/``): notebooks left open last time are not reopened,
+so no kernel starts before the student opens a notebook. What else JupyterLab and its
+kernels write for themselves (runtime files, trusted notebooks' signatures, IPython's
+history) goes to the cluster's folder too, not to the home folder (``HOME_DIRS``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,13 @@ from kafkalite.lab.connection import ENV_DIR, LAB_BASE_PORT, LAB_BROKERS, open_c
 STATE_FILE = "jupyter.json"
 LOG_FILE = "jupyter.log"
 WORKSPACES = "jupyter-workspaces"
+HOME_DIRS = {
+    "JUPYTER_RUNTIME_DIR": "jupyter-runtime",
+    "JUPYTER_DATA_DIR": "jupyter-data",
+    "IPYTHONDIR": "ipython",
+}
+"""Where Jupyter and IPython would write in ``~/.local/share/jupyter`` and ``~/.ipython``,
+under the cluster's folder instead (the user's own settings, ``~/.jupyter``, are kept)."""
 READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 10.0
 
@@ -155,6 +164,7 @@ def launch(
     the background with ``KAFKALITE_DIR`` set to the cluster, record it in ``state_file``
     and wait until it answers ``server.probe``; returns ``server`` with its pid."""
     env = {**os.environ, ENV_DIR: str(cluster_dir.resolve())}
+    env.update({name: str((cluster_dir / folder).resolve()) for name, folder in HOME_DIRS.items()})
     cluster_dir.mkdir(parents=True, exist_ok=True)
     with (cluster_dir / log_file).open("ab") as log:
         process = subprocess.Popen(

@@ -9,8 +9,13 @@ it at later starts (``-XX:SharedArchiveFile``). Measured at load ~100 on the two
 machine: SparkSession 6.4 s with the archive against 9-19 s without, and the first query
 2 s against 4-7 s.
 
-``python -m kafkalite.spark.class_archive`` (``make setup`` runs it) builds the archive
-with a JVM that starts a session, runs a batch and a streaming query, and exits.
+``python -m kafkalite.spark.class_archive`` builds the archive with a JVM that starts a
+session, runs a batch and a streaming query, and exits (~30 s; ``make test`` runs it
+first). ``--background`` starts that build detached and at the lowest priority, and
+returns at once: ``make up`` does so once the lab is up, so a fresh clone's lab is usable
+without waiting for it, and Spark starts without the archive until it is there. One build
+runs at a time (a lock in the archive's folder); a second one waits, then finds it built.
+The archive lives in the virtual environment (``session.kept_directory``).
 :func:`java_options` gives ``session()`` the option to use it. An archive is only valid
 for the Java and the Spark jars it was written with (the JVM checks each jar's size and
 modification time) and the JVM options, so its name carries a digest of all these: after
@@ -21,7 +26,9 @@ archive runs without it). Building one removes the archives nothing can map any 
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import importlib.util
 import json
 import os
 import subprocess
@@ -31,12 +38,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kafkalite.spark.session import (
-    JVM_SETTINGS,
-    prepare_environment,
-    scratch_directory,
-    session,
-)
+from kafkalite.spark.java import find_java_home
+from kafkalite.spark.session import JVM_SETTINGS, kept_directory, prepare_environment, session
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -47,12 +50,15 @@ EXERCISE = 2
 JVM_EXIT_S = 300.0  # the JVM writes the archive (~150 MB) after its Python driver ended
 # Classes CDS cannot keep (from signed jars, generated ones) are each one warning line.
 QUIET = "-Xlog:cds*=off"
+LOCK = "build.lock"
 
 
 def _spark_home() -> Path:
-    import pyspark  # noqa: PLC0415 (only to find its jars)
-
-    return Path(pyspark.__file__).parent
+    """pyspark's folder (its jars), found without importing it (a second of CPU)."""
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or spec.origin is None:
+        raise ModuleNotFoundError("kafkalite.spark needs pyspark (`make setup` installs it)")
+    return Path(spec.origin).parent
 
 
 def _file_id(path: Path) -> str:
@@ -76,7 +82,7 @@ def archive_key(java_home: Path, jvm_options: str, spark_home: Path) -> str:
 def archive_path(java_home: Path, jvm_options: str, directory: Path | None = None) -> Path:
     """Where the archive for this Java, these Spark jars and these JVM options is."""
     digest = archive_key(java_home, jvm_options, _spark_home())
-    return (directory or scratch_directory()) / f"spark-classes-{digest}.jsa"
+    return (directory or kept_directory()) / f"spark-classes-{digest}.jsa"
 
 
 def java_options(java_home: Path, jvm_options: str, directory: Path | None = None) -> str:
@@ -143,9 +149,17 @@ def build(timeout_s: float = 600) -> Path:
     java_home = Path(os.environ["JAVA_HOME"])
     target = archive_path(java_home, options)
     target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
-    remove_stale(target.parent)
-    if target.is_file():
-        return target
+    with (target.parent / LOCK).open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # held until this build ends; another one waits
+        remove_stale(target.parent)
+        if not target.is_file():
+            _build(target, java_home, options, timeout_s)
+    return target
+
+
+def _build(target: Path, java_home: Path, options: str, timeout_s: float) -> None:
+    """Run the exercising JVM, wait for it to write the archive at its exit, and put the
+    archive in place (written aside first, so no JVM maps a half-written one)."""
     partial = target.with_name(f".{target.name}.{os.getpid()}")
     command = [sys.executable, "-m", "kafkalite.spark.class_archive", "--dump-to", str(partial)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False)
@@ -166,7 +180,29 @@ def build(timeout_s: float = 600) -> Path:
     inputs = {"java_home": str(java_home), "jvm_options": options, "spark_home": str(_spark_home())}
     _inputs_file(target).write_text(json.dumps(inputs))
     os.replace(partial, target)
-    return target
+
+
+def start_in_background() -> str | None:
+    """Start a detached, lowest-priority build unless the archive is there; return what
+    to tell the user (None when there is nothing to say)."""
+    java_home = Path(os.environ.get("JAVA_HOME") or find_java_home())
+    target = archive_path(java_home, JVM_SETTINGS["spark.driver.defaultJavaOptions"])
+    if target.is_file():
+        return None
+    target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+    log = target.parent / "build.log"
+    with log.open("ab") as out:
+        subprocess.Popen(
+            ["nice", "-n", "19", sys.executable, "-m", "kafkalite.spark.class_archive"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    return (
+        "Spark's class archive is being built in the background (~30 s of CPU, once; "
+        f"Spark starts without it until then; log: {os.path.relpath(log)})"
+    )
 
 
 def _alive(pid: int) -> bool:
@@ -179,6 +215,11 @@ def _alive(pid: int) -> bool:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--background"]:
+        said = start_in_background()
+        if said:
+            print(said)
+        return 0
     if argv[:1] == ["--dump-to"]:
         _exercise_and_print_jvm_pid(f"-XX:ArchiveClassesAtExit={argv[1]} {QUIET}")
         return 0

@@ -47,9 +47,25 @@ JVM_SETTINGS = {
 }
 
 
+def kept_directory() -> Path:
+    """Where ``kafkalite.spark`` keeps what it builds for this Python installation
+    (Spark's class archive, the ``PYSPARK_PYTHON`` script): inside the virtual environment
+    (``.venv/kafkalite-spark/``), so that removing it (``make clean``) removes them and
+    nothing is left outside the clone; for a Python that is no virtual environment, this
+    user's folder in the temporary directory."""
+    if sys.prefix != sys.base_prefix:
+        return Path(sys.prefix) / "kafkalite-spark"
+    return Path(tempfile.gettempdir()) / f"kafkalite-spark-{os.getuid()}"
+
+
 def scratch_directory() -> Path:
-    """This user's directory for what ``kafkalite.spark`` keeps on this machine between
-    runs (the ``PYSPARK_PYTHON`` script, Spark's class archive)."""
+    """Where this user may write what it needs (the ``PYSPARK_PYTHON`` script):
+    :func:`kept_directory`, or this user's folder in the temporary directory when that is
+    not writable (a sandboxed grader runs as a user of its own)."""
+    kept = kept_directory()
+    writable = kept if kept.exists() else kept.parent
+    if os.access(writable, os.W_OK):
+        return kept
     return Path(tempfile.gettempdir()) / f"kafkalite-spark-{os.getuid()}"
 
 
@@ -59,8 +75,9 @@ def spark_python(python: str = sys.executable, *options: str) -> Path:
     is put on its path: a Python started by Spark need not find it by itself); when
     ``$KAFKALITE_SPARK_FORK_SERVER`` names a fork server, that runner and Spark's daemons
     (every ``-m MODULE``) become forks of it (:mod:`kafkalite.spark.fork_client`);
-    ``python`` itself for anything else. Written once per command and user, to the
-    temporary directory, readable by all (a sandboxed grader runs it as another user)."""
+    ``python`` itself for anything else. Written once per command, to
+    :func:`scratch_directory`, readable by all (a sandboxed grader runs it as another
+    user)."""
     command = shlex.join([python, *options])
     client = shlex.quote(str(PACKAGE_ROOT / "spark" / "fork_client.py"))
     root = shlex.quote(str(PACKAGE_ROOT.parent))

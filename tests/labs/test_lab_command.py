@@ -20,6 +20,7 @@ from jupyter_client import BlockingKernelClient
 
 from kafkalite.cluster import Cluster
 from kafkalite.lab.connection import ENV_DIR
+from kafkalite.lab.jupyter import HOME_DIRS
 from tests.support.cli import kafkalite
 from tests.support.ports import free_base_port
 
@@ -50,11 +51,18 @@ def test_lab_serves_the_notebooks_and_down_leaves_nothing_behind(tmp_path: Path)
     labs.mkdir()
     nbformat.write(nbformat.v4.new_notebook(), labs / "00-hello.ipynb")
     root = tmp_path / "cluster"
+    # a workspace left from a session that had a notebook open: not reopened
+    left = root / "jupyter-workspaces" / "default-37a8.jupyterlab-workspace"
+    left.parent.mkdir(parents=True)
+    left.write_text(
+        json.dumps({"data": {"notebook:00-hello.ipynb": {}}, "metadata": {"id": "default"}})
+    )
     kafka_port, jupyter_port = free_base_port(3), free_base_port(1)
     args = ["--dir", str(root), "--kafka-port", str(kafka_port), "--labs", str(labs)]
     started = kafkalite("lab", *args, "--port", str(jupyter_port))
     assert started.returncode == 0, started.stderr
     try:
+        assert not left.exists()
         url = re.search(r"open:\s+(\S+)", started.stdout)
         assert url, started.stdout
         assert url.group(1).startswith(f"http://127.0.0.1:{jupyter_port}/lab?token=")
@@ -77,6 +85,11 @@ def test_lab_serves_the_notebooks_and_down_leaves_nothing_behind(tmp_path: Path)
         assert status == 201, "a kernel starts"
         kernels = [c for c in jupyter.children(recursive=True) if "ipykernel" in command_line(c)]
         assert kernels and kernels[0].environ()[ENV_DIR] == str(root.resolve())
+        # nothing written to the home folder: Jupyter's and IPython's files are the cluster's
+        for name, folder in HOME_DIRS.items():
+            assert kernels[0].environ()[name] == str((root / folder).resolve())
+        status, body = get(f"{base}/lab/api/workspaces", token)
+        assert status == 200 and "00-hello" not in body.decode(), body
 
         cluster = Cluster.attach(root)
         assert [s.value for s in cluster.broker_states().values()] == ["running"] * 3

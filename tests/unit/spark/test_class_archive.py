@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,11 @@ def test_only_archives_nothing_can_map_are_removed(tmp_path: Path) -> None:
     assert sorted(p.name for p in archives.iterdir()) == sorted(
         [intact.name, intact.with_suffix(".json").name]
     )
+
+
+def test_the_archive_is_kept_in_the_virtual_environment() -> None:
+    """``make clean`` removes the venv, and with it what kafkalite.spark built for it."""
+    if sys.prefix == sys.base_prefix:
+        pytest.skip("not run from a virtual environment")
+    archive = archive_path(find_java_home(), "-XX:+UseSerialGC")
+    assert archive.parent == Path(sys.prefix) / "kafkalite-spark"
