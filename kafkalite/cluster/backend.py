@@ -23,6 +23,9 @@ class ClusterBackend(Protocol):
 
     def start(self, broker: BrokerSpec, configs: dict[str, str]) -> None: ...
 
+    def start_all(self, brokers: list[tuple[BrokerSpec, dict[str, str]]]) -> None:
+        """Start several brokers at once (a cluster's start), each with its settings."""
+
     def kill(self, broker: BrokerSpec) -> None:
         """SIGKILL: no shutdown, no flush; the page cache survives, as after a crash."""
 

@@ -125,6 +125,10 @@ class DockerBackend:
         settings, computed by ``compose.py``, so nothing is lost by ignoring them)."""
         self.container(broker).start()
 
+    def start_all(self, brokers: list[tuple[BrokerSpec, dict[str, str]]]) -> None:
+        for broker, configs in brokers:
+            self.start(broker, configs)
+
     def kill(self, broker: BrokerSpec) -> None:
         container = self.container(broker)
         if container.status == "paused":

@@ -67,8 +67,7 @@ class Cluster:
         spec.format_storage()
         cluster = cls(spec, backend)
         cluster.backend.start_network(spec)
-        for b in spec.brokers:
-            cluster.backend.start(b, spec.broker_configs(b.broker_id))
+        cluster.backend.start_all([(b, spec.broker_configs(b.broker_id)) for b in spec.brokers])
         spec.save()
         try:
             for b in spec.brokers:
