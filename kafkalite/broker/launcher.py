@@ -9,7 +9,10 @@ per request, each in a session of its own with its log as its output, as
 brokers are nobody's children (neither a notebook's kernel nor the shell's).
 
 It reads one JSON list on stdin: ``[{"args": [...], "log": "<file>"}, ...]``, each
-``args`` being those of ``python -m kafkalite.broker``; it prints ``[pid, ...]``.
+``args`` being those of ``python -m kafkalite.broker``; it prints ``[pid, ...]``. Its own
+arguments are the brokers' data directories: a forked broker keeps its parent's command
+line, and the local backend trusts a recorded pid only when that command line names the
+broker's data directory (a pid may be another process's after a restart of the machine).
 """
 
 from __future__ import annotations
@@ -47,6 +50,12 @@ def _become_broker(args: list[str], log: str) -> None:
 
 def main() -> int:
     requests = json.load(sys.stdin)
+    named = sys.argv[1:]
+    for request in requests:
+        data_dir = request["args"][request["args"].index("--data-dir") + 1]
+        if data_dir not in named:
+            print(f"error: {data_dir} is not on the launcher's command line", file=sys.stderr)
+            return 2
     sys.stdout.flush()
     pids = []
     for request in requests:

@@ -70,14 +70,17 @@ class LocalProcessBackend:
     def start_all(self, brokers: list[tuple[BrokerSpec, dict[str, str]]]) -> None:
         """Fork every broker from one Python that imported the broker once
         (``kafkalite.broker.launcher``): three imports of ~1.1 s of CPU each were most of
-        a 3-broker start on two cores. The brokers are detached: no one's children."""
+        a 3-broker start on two cores. The brokers are detached: no one's children. Their
+        command line (the launcher's) names their data directories, which ``_process``
+        checks."""
         requests = []
         for broker, configs in brokers:
             data_dir = Path(broker.data_dir)
             data_dir.mkdir(parents=True, exist_ok=True)
             requests.append({"args": _broker_args(broker, configs), "log": str(data_dir / LOG)})
+        data_dirs = [str(Path(broker.data_dir)) for broker, _ in brokers]
         launched = subprocess.run(
-            [sys.executable, "-m", "kafkalite.broker.launcher"],
+            [sys.executable, "-m", "kafkalite.broker.launcher", *data_dirs],
             input=json.dumps(requests),
             capture_output=True,
             text=True,
@@ -209,7 +212,7 @@ class LocalProcessBackend:
 def _broker_args(broker: BrokerSpec, configs: dict[str, str]) -> list[str]:
     """The arguments of ``python -m kafkalite.broker`` for this broker."""
     args = ["--id", str(broker.broker_id), "--host", broker.host, "--port", str(broker.port)]
-    args += ["--admin-port", str(broker.admin_port), "--data-dir", str(broker.data_dir)]
+    args += ["--admin-port", str(broker.admin_port), "--data-dir", str(Path(broker.data_dir))]
     for name, value in configs.items():
         args += ["--config", f"{name}={value}"]
     return args
