@@ -67,6 +67,12 @@ class LogSegment:
         self._index_offsets: list[int] = []
         self._index_positions: list[int] = []
         self._bytes_since_index = 0
+        self._tail: list[tuple[int, RecordBatchHeader]] = []
+        self._tail_last_offsets: list[int] = []
+        """Position and header of every batch from the last index entry on, and their
+        last offsets (empty until an entry is made here: after ``load_from_index`` the
+        batches past the last entry are not kept). A lookup there reads nothing: reads
+        at the log end (followers, consumers that have caught up) are the usual ones."""
         self._index_fd = -1
         """The ``.index`` file, opened for appending at the first entry appended (opening
         it for every entry cost a produced batch more than its own write)."""
@@ -78,6 +84,7 @@ class LogSegment:
         """Rebuild offsets, timestamps and the index from the batches in the file."""
         self._index_offsets.clear()
         self._index_positions.clear()
+        self._forget_tail()
         self._bytes_since_index = index_interval_bytes  # index the first batch
         self.next_offset = self.base_offset
         self._max_timestamp = -1
@@ -95,6 +102,7 @@ class LogSegment:
             return
         self._index_offsets = [o for o, _ in entries]
         self._index_positions = [p for _, p in entries]
+        self._forget_tail()
         start = self._index_positions[-1] if entries else 0
         self.next_offset = self.base_offset
         self._bytes_since_index = index_interval_bytes if not entries else 0
@@ -176,11 +184,20 @@ class LogSegment:
         self._max_timestamp = max(self.max_timestamp, header.max_timestamp)
         self._bytes_since_index += header.size_in_bytes
         if self._bytes_since_index < interval and self._index_offsets:
+            if self._tail:
+                self._tail.append((position, header))
+                self._tail_last_offsets.append(header.last_offset)
             return False
         self._index_offsets.append(header.base_offset)
         self._index_positions.append(position)
         self._bytes_since_index = 0
+        self._tail = [(position, header)]
+        self._tail_last_offsets = [header.last_offset]
         return True
+
+    def _forget_tail(self) -> None:
+        self._tail = []
+        self._tail_last_offsets = []
 
     def _write_index(self) -> None:
         data = b"".join(
@@ -255,6 +272,9 @@ class LogSegment:
         ``(size, None)`` if none: the sparse index, then a few headers."""
         if offset >= self.next_offset:
             return self.size, None
+        tail = self._tail
+        if tail and offset >= tail[0][1].base_offset:
+            return tail[bisect.bisect_left(self._tail_last_offsets, offset)]
         i = bisect.bisect_right(self._index_offsets, offset) - 1
         start = self._index_positions[i] if i >= 0 else 0
         for pos, header in self.scan(start, chunk_bytes=_LOOKUP_CHUNK):

@@ -110,8 +110,11 @@ class FetchApi:
         in their segment file and go to the socket from there."""
         topic_ids = self._image.topic_ids
         by_topic: dict[tuple[str, uuid.UUID], list[tuple[int, FetchResult]]] = {}
+        names: dict[str, tuple[str, uuid.UUID]] = {}
         for req, res in zip(wanted, results, strict=True):
-            key = (req.topic, _uuid(topic_ids.get(req.topic)))
+            key = names.get(req.topic)
+            if key is None:
+                key = names[req.topic] = (req.topic, _uuid(topic_ids.get(req.topic)))
             by_topic.setdefault(key, []).append((req.partition, res))
         for topic_id, index in unknown:
             key = ("", topic_id)

@@ -66,21 +66,33 @@ def test_reads_match_a_scan_of_every_header(
             log.append_as_leader(
                 build_batch([Record(None, b"v" * value_bytes)] * n), leader_epoch=0
             )
-        end = log.log_end_offset
-        for asked_start, max_bytes, asked_max_offset, min_one in reads:
-            start, max_offset = asked_start % (end + 1), asked_max_offset % (end + 2)
-            expected = scanned(log, start, max_bytes, max_offset, min_one)
-            assert log.read(start, max_bytes, max_offset, min_one).records == expected
-            found = log.read_file_records(start, max_bytes, max_offset, min_one)
-            records = found.records if isinstance(found.records, bytes) else found.records.read()
-            assert records == expected
-            batches = list(iter_batches(expected))
-            last = batches[-1][1].next_offset if batches else start
-            assert found.next_offset >= last
-            assert not any(
-                start <= h.base_offset < found.next_offset
-                for s in log.segments
-                for _, h in iter_batches(s.read_bytes(0, s.size))
-                if h.base_offset >= last
-            )
+        check_reads(log, reads)
         log.close()
+        reopened = Log.open(Path(tmp) / "t-0", config, lambda: 0)  # the index read back
+        check_reads(reopened, reads)
+        for n in sizes[:5]:  # appends after the last entry read back
+            reopened.append_as_leader(
+                build_batch([Record(None, b"w" * value_bytes)] * n), leader_epoch=1
+            )
+        check_reads(reopened, reads)
+        reopened.close()
+
+
+def check_reads(log: Log, reads: list[tuple[int, int, int, bool]]) -> None:
+    end = log.log_end_offset
+    for asked_start, max_bytes, asked_max_offset, min_one in reads:
+        start, max_offset = asked_start % (end + 1), asked_max_offset % (end + 2)
+        expected = scanned(log, start, max_bytes, max_offset, min_one)
+        assert log.read(start, max_bytes, max_offset, min_one).records == expected
+        found = log.read_file_records(start, max_bytes, max_offset, min_one)
+        records = found.records if isinstance(found.records, bytes) else found.records.read()
+        assert records == expected
+        batches = list(iter_batches(expected))
+        last = batches[-1][1].next_offset if batches else start
+        assert found.next_offset >= last
+        assert not any(
+            start <= h.base_offset < found.next_offset
+            for s in log.segments
+            for _, h in iter_batches(s.read_bytes(0, s.size))
+            if h.base_offset >= last
+        )
