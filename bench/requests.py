@@ -29,8 +29,7 @@ waiting for its answer before the next request:
 
 The same workload runs against a cluster of the baseline commit (a git worktree, by
 default :data:`BASELINE`, main when issue 29 began) and one of this tree, both up at
-once, alternating kind by kind. The brokers are started from the tree they run: a broker
-is ``python -m kafkalite.broker``, which imports the package from its working directory.
+once, alternating kind by kind. Each cluster is started by its own tree's code.
 
 Run: ``.venv/bin/python -m bench.requests`` (``--baseline COMMIT``, ``--requests N``,
 ``--only KIND``). The load average is recorded with each figure.
@@ -44,6 +43,7 @@ import contextlib
 import os
 import struct
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -113,14 +113,20 @@ def worktree(commit: str) -> Iterator[Path]:
 
 @contextlib.contextmanager
 def cluster_of(tree: Path, brokers: int = 3) -> Iterator[Cluster]:
-    """A cluster whose brokers run ``tree``'s code: they are started from there."""
+    """A cluster whose brokers run ``tree``'s code: ``tree``'s own ``Cluster.up`` starts
+    it, in a Python whose working directory is ``tree`` (the package is imported from
+    there), since how brokers are launched changes between commits too. This process
+    attaches to it: signals and ``/state`` are the same for every version."""
     with tempfile.TemporaryDirectory(prefix="kafkalite-bench-") as tmp:
-        here = Path.cwd()
-        os.chdir(tree)
-        try:
-            cluster = Cluster.up(Path(tmp), brokers=brokers, base_port=free_base_port(brokers))
-        finally:
-            os.chdir(here)
+        start = (
+            "import sys; from pathlib import Path; from kafkalite.cluster import Cluster; "
+            "Cluster.up(Path(sys.argv[1]), brokers=int(sys.argv[2]), base_port=int(sys.argv[3]))"
+        )
+        port = free_base_port(brokers)
+        subprocess.run(
+            [sys.executable, "-c", start, tmp, str(brokers), str(port)], cwd=tree, check=True
+        )
+        cluster = Cluster.attach(Path(tmp))
         try:
             yield cluster
         finally:
