@@ -205,9 +205,12 @@ def _convert(kafka_type: str | None, value: Any) -> Any:
         return datetime.timedelta(milliseconds=value)
     if kafka_type == "datetime_i64" and isinstance(value, int):
         return None if value < 0 else _EPOCH + datetime.timedelta(milliseconds=value)
-    if kafka_type == "error_code" and isinstance(value, int):
+    if kafka_type == "error_code" and type(value) is int:  # an ErrorCode already is one
         return ErrorCode(value)
     return value
+
+
+_CONVERTED = frozenset({"timedelta_i32", "timedelta_i64", "datetime_i64", "error_code"})
 
 
 @cache
@@ -215,10 +218,24 @@ def _field_types(cls: type) -> dict[str, str | None]:
     return {f.name: f.metadata.get("kafka_type") for f in fields(cls)}
 
 
+@cache
+def _conversions(cls: type) -> dict[str, str]:
+    """The fields of ``cls`` whose values ``build`` may convert, with their kafka types:
+    most fields need none, and are passed as they are."""
+    return {name: t for name, t in _field_types(cls).items() if t in _CONVERTED}
+
+
 def build(cls: type, values: dict[str, Any]) -> Any:
     """Instantiate ``cls`` from the values it has fields for, converting time and errors."""
     types = _field_types(cls)
-    return cls(**{k: _convert(types[k], v) for k, v in values.items() if k in types})
+    converted = _conversions(cls)
+    return cls(
+        **{
+            k: _convert(converted[k], v) if k in converted else v
+            for k, v in values.items()
+            if k in types
+        }
+    )
 
 
 class VersionedSchema:
@@ -233,10 +250,13 @@ class VersionedSchema:
         return field_name in _field_types(getattr(self._module, class_name))
 
     def __getattr__(self, class_name: str) -> Any:
+        """Called once per class: the maker is then kept as an attribute."""
         cls = getattr(self._module, class_name)
 
         def make(**values: Any) -> Any:
             return build(cls, values)
+
+        self.__dict__[class_name] = make
 
         return make
 
