@@ -93,9 +93,22 @@ def test_make_targets_and_variables_exist(command: Command) -> None:
             assert word in targets, f"the Makefile has no target {word}"
 
 
-@pytest.mark.parametrize("command", _of("python"), ids=_id)
+def _python_run(command: Command) -> tuple[str, ...]:
+    """What a ``python`` command runs (``-m module ...`` or ``script ...``), past the
+    interpreter's own options (``-X importtime``); empty for ``-c`` code."""
+    args = list(arguments(command))
+    while args and args[0].startswith("-") and args[0] != "-m":
+        option = args.pop(0)
+        if option in ("-X", "-W") and args:
+            args.pop(0)  # its value
+        if option == "-c":
+            return ()
+    return tuple(args)
+
+
+@pytest.mark.parametrize("command", [c for c in _of("python") if _python_run(c)], ids=_id)
 def test_python_modules_import_and_scripts_exist(command: Command) -> None:
-    args = arguments(command)
+    args = _python_run(command)
     if args[0] == "-m":
         module = args[1]
         importlib.import_module(module)
