@@ -101,6 +101,12 @@ class EventType(StrEnum):
     """A group completed a rebalance into a new ``generation``."""
     GROUP_MEMBER_REMOVED = "group_member_removed"
     """A member left a group or its session expired (``reason``)."""
+    CONSUMER_GROUP_ASSIGNMENT_COMPUTED = "consumer_group_assignment_computed"
+    """A consumer group (KIP-848) has a new target ``assignment`` (member -> partitions)
+    for group ``epoch``; each member moves to it at its own pace."""
+    CONSUMER_GROUP_MEMBER_RECONCILED = "consumer_group_member_reconciled"
+    """A consumer group's member took a step towards its target: now at ``member_epoch``
+    in ``state``, holding ``assigned``, still giving up ``revoking``."""
     OFFSETS_COMMITTED = "offsets_committed"
     """A group committed consumer offsets."""
     OFFSETS_DELETED = "offsets_deleted"

@@ -61,6 +61,7 @@ def broker_handlers(broker: Broker) -> tuple[h.HandlerTable, h.HandlerTable]:
             h.AclApis(),
             h.ClusterApi(cluster),
             h.ConfigApis(broker.broker_id, image, static_configs(broker.config), controller),
+            h.ConsumerGroupApis(groups),
             h.ControllerApis(controller.service),
             h.DeleteRecordsApi(replicas),
             h.FetchApi(replicas, image),

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafkalite.broker.apis import broker_handlers
+from kafkalite.broker.consumer_group_settings import ImageTopics, consumer_group_config
 from kafkalite.broker.control_plane import ControlPlane
 from kafkalite.broker.controller_channel import ControllerChannel
 from kafkalite.broker.controller_service import ControllerService
@@ -205,6 +206,8 @@ class Broker:
             lambda: self.image.broker_int("group.min.session.timeout.ms"),
             lambda: self.image.broker_int("group.max.session.timeout.ms"),
             lambda: self.image.broker_int("group.initial.rebalance.delay.ms"),
+            topics=ImageTopics(self.image),
+            consumer_config=consumer_group_config(self.image),
         )
         self.txn_state_topic = BrokerTransactionStateTopic(
             self.image, self.replica_manager, self.controller, cluster_size=len(voters)

@@ -227,6 +227,41 @@ APPLIED_BROKER_CONFIGS: dict[str, ConfigDef] = {
             minimum=0,
         ),
         ConfigDef(
+            "group.consumer.session.timeout.ms",
+            _I,
+            "10000",
+            "45000",
+            "a member of a consumer group (KIP-848) not heard from for this long is fenced "
+            "(a group's consumer.session.timeout.ms overrides it)",
+            minimum=1,
+        ),
+        ConfigDef(
+            "group.consumer.heartbeat.interval.ms",
+            _I,
+            "1000",
+            "5000",
+            "how often a member of a consumer group (KIP-848) is told to heartbeat: each "
+            "step of an incremental rebalance waits for a heartbeat (a group's "
+            "consumer.heartbeat.interval.ms overrides it)",
+            minimum=1,
+        ),
+        ConfigDef(
+            "group.consumer.assignors",
+            ConfigType.LIST,
+            "uniform,range",
+            "uniform,range",
+            "server-side assignors consumer groups (KIP-848) may use, the first by default",
+            choices=("uniform", "range"),
+        ),
+        ConfigDef(
+            "group.consumer.max.size",
+            _I,
+            "2147483647",
+            "2147483647",
+            "most members a consumer group (KIP-848) may have",
+            minimum=1,
+        ),
+        ConfigDef(
             "offsets.retention.minutes",
             _I,
             "10080",

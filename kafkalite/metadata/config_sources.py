@@ -156,7 +156,12 @@ def describe_group(image: MetadataImage, group: str) -> list[DescribedConfig]:
     overrides = image.group_configs.get(group, {})
     described = []
     for name, definition in GROUP_CONFIGS.items():
-        default = Synonym(name, definition.default, ConfigSource.DEFAULT_CONFIG)
+        synonym = definition.broker_synonym
+        default = (
+            Synonym(synonym, image.broker_config(synonym), ConfigSource.DEFAULT_CONFIG)
+            if synonym is not None
+            else Synonym(name, definition.default, ConfigSource.DEFAULT_CONFIG)
+        )
         if name in overrides:
             own = Synonym(name, overrides[name], ConfigSource.GROUP_CONFIG)
             described.append(

@@ -65,6 +65,36 @@ def test_fetch_by_topic_id_and_an_unknown_id(bootstrap: str, topic: str) -> None
     assert missing.partitions[0].records == b""
 
 
+def test_metadata_by_topic_id(bootstrap: str, topic: str) -> None:
+    """Metadata v12+ looks topics up by id, as Kafka does (a KIP-848 consumer is given its
+    partitions by topic id and asks so for their names and leaders); an unknown id is
+    UNKNOWN_TOPIC_ID, and nothing is created."""
+    create_topic(bootstrap, topic, 2, 1)
+    unknown = uuid.uuid4()
+    with RawConnection(bootstrap) as conn:
+
+        def metadata(*topics: MetadataRequestTopic) -> tuple:
+            return conn.request(
+                MetadataRequest(
+                    topics=topics,
+                    allow_auto_topic_creation=True,
+                    include_topic_authorized_operations=False,
+                )
+            ).topics
+
+        (by_name,) = metadata(MetadataRequestTopic(topic_id=None, name=topic))
+        known, missing = metadata(
+            MetadataRequestTopic(topic_id=by_name.topic_id, name=None),
+            MetadataRequestTopic(topic_id=unknown, name=None),
+        )
+    assert (known.name, known.topic_id, len(known.partitions)) == (topic, by_name.topic_id, 2)
+    assert (missing.error_code, missing.name, missing.topic_id) == (
+        ErrorCode.unknown_topic_id,
+        None,
+        unknown,
+    )
+
+
 def test_librdkafka_fetches_by_topic_id(bootstrap: str, topic: str) -> None:
     create_topic(bootstrap, topic, 1, 1)
     producer = Producer({"bootstrap.servers": bootstrap})

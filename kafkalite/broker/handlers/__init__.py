@@ -8,6 +8,7 @@ from kafkalite.broker.handlers.acls import AclApis
 from kafkalite.broker.handlers.api_versions import ApiVersionsApi
 from kafkalite.broker.handlers.cluster import ClusterApi
 from kafkalite.broker.handlers.configs import ConfigApis
+from kafkalite.broker.handlers.consumer_groups import ConsumerGroupApis
 from kafkalite.broker.handlers.controller_apis import ControllerApis
 from kafkalite.broker.handlers.fetch import FetchApi
 from kafkalite.broker.handlers.groups import GroupApis
@@ -33,6 +34,7 @@ API_FAMILIES: tuple[type, ...] = (
     ApiVersionsApi,
     ClusterApi,
     ConfigApis,
+    ConsumerGroupApis,
     ControllerApis,
     DeleteRecordsApi,
     FetchApi,
@@ -85,6 +87,7 @@ __all__ = [
     "ApiVersionsApi",
     "ClusterApi",
     "ConfigApis",
+    "ConsumerGroupApis",
     "ControllerApis",
     "DeleteRecordsApi",
     "FetchApi",

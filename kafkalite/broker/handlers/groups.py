@@ -1,7 +1,10 @@
 """FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, ListGroups, DescribeGroups.
 
-The classic consumer-group protocol. The logic lives in ``coordinator.group``; these
-handlers only translate between kio's versioned messages and it.
+The classic consumer-group protocol (and the listing and finding of every group). The
+logic lives in ``coordinator.group``; these handlers only translate between kio's versioned
+messages and it. DescribeGroups describes classic groups only: a consumer group (KIP-848)
+is GROUP_ID_NOT_FOUND there (v6; Dead before), as in Kafka, and described by
+ConsumerGroupDescribe (``consumer_groups``).
 
 What the newer versions change, as in Kafka 4.0: FindCoordinator v4+ looks up a batch of
 keys at once (KIP-699); JoinGroup v8 and LeaveGroup v5 carry the client's reason
@@ -41,6 +44,8 @@ SHARE_KEY = 2
 BATCHED_FIND_COORDINATOR_VERSION = 4  # KIP-699: a list of keys, one answer each
 CLASSIC = "classic"
 """The type ListGroups v5 gives a group of the classic protocol (Kafka's ``GroupType``)."""
+CONSUMER = "consumer"
+"""The type (and protocol type) of a KIP-848 consumer group."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,30 +234,34 @@ class GroupApis:
 
     @api(ListGroupsRequest, 0, 5)
     async def list_groups(self, ctx: RequestContext, request: Any) -> Any:
-        """Filtered by state (v4+, case-insensitive as in Kafka) and by type (v5+: every
-        group here is ``classic``; an unknown type matches nothing)."""
+        """Classic and consumer (KIP-848) groups, filtered by state (v4+, case-insensitive
+        as in Kafka) and by type (v5+; an unknown type matches nothing)."""
         s = ctx.schema
         states = {f.strip().lower() for f in getattr(request, "states_filter", ()) or ()}
         types = {f.strip().lower() for f in getattr(request, "types_filter", ()) or ()}
         coordinator = self._coordinator
         loading = coordinator.manager.is_loading()  # Kafka's answer: not all can be listed yet
-        groups = [] if loading else coordinator.list_groups()
-        groups = [
-            g
-            for g in groups
-            if (not states or g.state.value.lower() in states) and (not types or CLASSIC in types)
-        ]
+        listed: list[tuple[str, str, str, str]] = []  # id, protocol type, state, group type
+        if not loading:
+            listed = [
+                (g.group_id, g.protocol_type or "", g.state.value, CLASSIC)
+                for g in coordinator.list_groups()
+            ] + [
+                (g.group_id, CONSUMER, g.state.value, CONSUMER)
+                for g in coordinator.manager.consumer_groups.values()
+            ]
         return s.ListGroupsResponse(
             throttle_time=0,
             error_code=ErrorCode.coordinator_load_in_progress if loading else ErrorCode.none,
             groups=tuple(
                 s.ListedGroup(
-                    group_id=g.group_id,
-                    protocol_type=g.protocol_type or "",
-                    group_state=g.state.value,
-                    group_type=CLASSIC,
+                    group_id=group_id,
+                    protocol_type=protocol_type,
+                    group_state=state,
+                    group_type=group_type,
                 )
-                for g in groups
+                for group_id, protocol_type, state, group_type in sorted(listed)
+                if (not states or state.lower() in states) and (not types or group_type in types)
             ),
         )
 
@@ -282,7 +291,11 @@ class GroupApis:
         group = coordinator.groups.get(group_id)
         if group is None or group.state == GroupState.DEAD:
             if ctx.version >= 6:
-                message = f"Group {group_id} not found."
+                message = (
+                    f"Group {group_id} is not a classic group."
+                    if group_id in coordinator.manager.consumer_groups
+                    else f"Group {group_id} not found."
+                )
                 return without_members(ErrorCode.group_id_not_found, "Dead", message)
             return without_members(ErrorCode.none, "Dead")
         stable = group.state == GroupState.STABLE and group.protocol_name is not None

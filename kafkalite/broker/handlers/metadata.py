@@ -27,6 +27,7 @@ from kafkalite.protocol.codec import EncodedResponse, encode_body, frame_with_bo
 from kafkalite.protocol.errors import ErrorCode
 
 ZERO_UUID = uuid.UUID(int=0)
+TOPIC_ID_LOOKUP_VERSION = 12
 AUTO_CREATE_TIMEOUT_S = 5.0  # then answer a retriable error; clients ask again
 MAX_ANSWERS_KEPT = 64
 
@@ -35,7 +36,15 @@ def _requested_names(ctx: RequestContext, request: Any) -> list[str] | None:
     """Names asked for, or None for "all topics" (v0 says that with an empty list)."""
     if request.topics is None or (ctx.version == 0 and not request.topics):
         return None
-    return [t.name for t in request.topics if t.name is not None]
+    return [t.name for t in request.topics if getattr(t, "name", None) is not None]
+
+
+def _requested_ids(ctx: RequestContext, request: Any) -> list[uuid.UUID]:
+    """Topic ids asked for (Metadata v12+, as Kafka serves them since 3.1); if any is
+    given the topics are looked up by id only, never created."""
+    if ctx.version < TOPIC_ID_LOOKUP_VERSION or not request.topics:
+        return []
+    return [t.topic_id for t in request.topics if t.topic_id not in (None, ZERO_UUID)]
 
 
 def partition_fields(listed: set[int], index: int, reg: PartitionRegistration) -> dict[str, Any]:
@@ -102,6 +111,7 @@ class MetadataApi:
     async def metadata(self, ctx: RequestContext, request: Any) -> EncodedResponse:
         image = self._image
         names = _requested_names(ctx, request)
+        topic_ids = _requested_ids(ctx, request)
         created: set[str] = set()
         if names is not None and getattr(request, "allow_auto_topic_creation", True):
             created = await self.auto_create(names)
@@ -109,6 +119,7 @@ class MetadataApi:
         key = (
             ctx.version,
             None if names is None else tuple(names),
+            tuple(topic_ids),
             tuple(b.broker_id for b in listed),
             self._cluster.controller_id(),
         )
@@ -117,7 +128,7 @@ class MetadataApi:
             self._answers_at = image.offset
         body = self._answers.get(key) if not created else None
         if body is None:
-            body = encode_body(self._response(ctx, names, created, listed))
+            body = encode_body(self._response(ctx, names, topic_ids, created, listed))
             if not created:  # an answer about topics being created is not kept
                 self._answers[key] = body
         return EncodedResponse(
@@ -128,12 +139,25 @@ class MetadataApi:
         self,
         ctx: RequestContext,
         names: list[str] | None,
+        topic_ids: list[uuid.UUID],
         created: set[str],
         listed: list[BrokerRegistration],
     ) -> Any:
         image = self._image
         ids = {b.broker_id for b in listed}
-        if names is None:
+        if topic_ids:  # v12+: by topic id (a KIP-848 consumer learns its partitions so)
+            topics = [
+                self._topic(ctx, found, ids)
+                if (found := image.topics_by_id.get(str(topic_id)))
+                else ctx.schema.MetadataResponseTopic(
+                    error_code=ErrorCode.unknown_topic_id,
+                    name=None,
+                    topic_id=topic_id,
+                    partitions=(),
+                )
+                for topic_id in topic_ids
+            ]
+        elif names is None:
             topics = [
                 self._topic(ctx, t, ids)
                 for t in sorted(image.topics_by_id.values(), key=lambda t: t.name)

@@ -6,7 +6,8 @@ UNSTABLE_OFFSET_COMMIT for a partition whose offset a still-open transaction com
 the consumer retries rather than start from an offset that may yet be aborted.
 
 OffsetFetch v8+ asks for several groups at once (KIP-709), each answered on its own (its
-own error); v9 adds the member id and epoch a KIP-848 consumer names. OffsetCommit v9
+own error); v9 adds the member id and epoch a KIP-848 consumer names, checked against a
+consumer group's member as Kafka does (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH). OffsetCommit v9
 answers GROUP_ID_NOT_FOUND where older versions get ILLEGAL_GENERATION: a commit from a
 member (generation >= 0) of a group that does not exist (Kafka's ``validateOffsetCommit``).
 """
@@ -30,7 +31,6 @@ from kafkalite.metadata.image import MetadataImage
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
 BATCHED_OFFSET_FETCH_VERSION = 8  # KIP-709: a list of groups, each answered on its own
-GROUP_ID_NOT_FOUND_COMMIT_VERSION = 9
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +88,7 @@ class OffsetApis:
                     request.member_id,
                     offsets,
                     getattr(request, "group_instance_id", None),
-                    missing_group_error=ErrorCode.group_id_not_found
-                    if ctx.version >= GROUP_ID_NOT_FOUND_COMMIT_VERSION
-                    else ErrorCode.illegal_generation,
+                    api_version=ctx.version,
                 )
             except KafkaError as exc:
                 error = exc.code
@@ -105,11 +103,22 @@ class OffsetApis:
             topics=_partition_errors(ctx, "OffsetCommit", request.topics, errors, error),
         )
 
-    def _fetch(self, group_id: str, topics: Any, require_stable: bool) -> FetchedOffsets:
-        """What ``group_id`` committed for ``topics`` (null: every partition it has)."""
+    def _fetch(
+        self,
+        group_id: str,
+        topics: Any,
+        require_stable: bool,
+        member_id: str | None = None,
+        member_epoch: int = -1,
+    ) -> FetchedOffsets:
+        """What ``group_id`` committed for ``topics`` (null: every partition it has). A
+        member of a consumer group (v9+) must name its current epoch."""
         unstable: set[tuple[str, int]] = set()
         try:
             committed = self._coordinator.fetch_offsets(group_id)
+            consumer_group = self._coordinator.manager.consumer_groups.get(group_id)
+            if consumer_group is not None:
+                self._coordinator.consumer.validate_fetch(consumer_group, member_id, member_epoch)
             if require_stable:
                 unstable = self._coordinator.unstable_offsets(group_id)
         except KafkaError as exc:
@@ -140,7 +149,13 @@ class OffsetApis:
         if ctx.version >= BATCHED_OFFSET_FETCH_VERSION:
             groups = []
             for group in request.groups:
-                fetched = self._fetch(group.group_id, group.topics, require_stable)
+                fetched = self._fetch(
+                    group.group_id,
+                    group.topics,
+                    require_stable,
+                    getattr(group, "member_id", None),
+                    int(getattr(group, "member_epoch", -1)),
+                )
                 groups.append(
                     s.OffsetFetchResponseGroup(
                         group_id=group.group_id,

@@ -15,6 +15,11 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from kafkalite.coordinator.group.consumer_coordinator import (
+    ConsumerGroupConfig,
+    ConsumerGroupCoordinator,
+)
+from kafkalite.coordinator.group.consumer_group_heartbeat import TopicsView
 from kafkalite.coordinator.group.consumer_protocol import subscribed_topics
 from kafkalite.coordinator.group.group import Group, GroupState, Member
 from kafkalite.coordinator.group.metadata_manager import GroupMetadataManager
@@ -25,6 +30,8 @@ from kafkalite.supervision import Spawn
 from kafkalite.ticks import Ticker
 
 log = logging.getLogger(__name__)
+GROUP_ID_NOT_FOUND_COMMIT_VERSION = 9
+"""OffsetCommit v9+ answers GROUP_ID_NOT_FOUND where older versions say ILLEGAL_GENERATION."""
 TICK_S = 0.1
 """How often sessions and rebalance deadlines are checked while some group has members."""
 IDLE_TICK_S = 1.0
@@ -66,9 +73,16 @@ class GroupCoordinator:
         emit: EventSink,
         min_session_ms: Callable[[], int],
         max_session_ms: Callable[[], int],
-        initial_rebalance_delay_ms: Callable[[], int] = lambda: 0,
+        initial_rebalance_delay_ms: Callable[[], int],
+        *,
+        topics: TopicsView,
+        consumer_config: ConsumerGroupConfig,
     ) -> None:
         self.manager = GroupMetadataManager(offsets, now_ms, emit)
+        self.consumer = ConsumerGroupCoordinator(
+            self.manager, topics, consumer_config, now_ms, emit
+        )
+        """KIP-848 consumer groups, beside the classic ones (the same id space and log)."""
         self.now_ms = now_ms
         self.emit = emit
         self.min_session_ms = min_session_ms
@@ -95,6 +109,7 @@ class GroupCoordinator:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        await self.consumer.stop()
         await self.manager.stop()
 
     def on_topic_deleted(self, topic: str) -> None:
@@ -131,6 +146,8 @@ class GroupCoordinator:
         self.wake()  # its session, and the rebalance it may start, are watched from now
         if not self.min_session_ms() <= req.session_timeout_ms <= self.max_session_ms():
             return JoinResult(ErrorCode.invalid_session_timeout)
+        if not await self.consumer.make_way_for_classic_group(req.group_id):
+            return JoinResult(ErrorCode.inconsistent_group_protocol)
         group = self.manager.get_or_create(req.group_id)
         if not group.supports(req.protocol_type, req.protocols):
             return JoinResult(ErrorCode.inconsistent_group_protocol)
@@ -425,9 +442,13 @@ class GroupCoordinator:
 
     def watching(self) -> bool:
         """Some member's session or some rebalance can run out."""
-        return bool(self._join_waiters) or any(
-            g.members or g.state not in (GroupState.EMPTY, GroupState.DEAD)
-            for g in self.groups.values()
+        return (
+            bool(self._join_waiters)
+            or self.consumer.watching()
+            or any(
+                g.members or g.state not in (GroupState.EMPTY, GroupState.DEAD)
+                for g in self.groups.values()
+            )
         )
 
     def wake(self) -> None:
@@ -440,6 +461,7 @@ class GroupCoordinator:
         members; end joins whose deadline or initial delay has passed."""
         if self.manager.resign_lost_partitions():
             self._fail_waiters_of_unknown_groups()
+        self.consumer.tick()
         now = self.now_ms()
         for group in list(self.groups.values()):
             for mid in group.expired_members(now):
@@ -471,18 +493,31 @@ class GroupCoordinator:
         member_id: str,
         offsets: dict[tuple[str, int], CommittedOffset],
         group_instance_id: str | None = None,
-        missing_group_error: ErrorCode = ErrorCode.illegal_generation,
+        api_version: int = 9,
     ) -> None:
-        """OffsetCommit, checked as Kafka's ``validateOffsetCommit`` checks a classic group:
-        without a generation, an empty (or new, "simple") group takes commits from anyone;
-        a member must be current; a non-empty group takes no anonymous commits. A member's
-        commit to a group that does not exist gets ``missing_group_error`` (OffsetCommit
-        v9+: GROUP_ID_NOT_FOUND; older versions: ILLEGAL_GENERATION)."""
+        """OffsetCommit, checked as Kafka's ``validateOffsetCommit`` checks the group: for
+        a consumer group, the member and its epoch (``consumer_coordinator``); for a classic
+        group, without a generation, an empty (or new, "simple") group takes commits from
+        anyone; a member must be current; a non-empty group takes no anonymous commits. A
+        member's commit to a group that does not exist gets GROUP_ID_NOT_FOUND (v9+) or
+        ILLEGAL_GENERATION (older versions)."""
         self.check_coordinator(group_id)
+        consumer_group = self.manager.consumer_groups.get(group_id)
+        if consumer_group is not None:
+            self.consumer.validate_commit(
+                consumer_group, member_id, generation_id, group_instance_id, False, api_version
+            )
+            await self.manager.store_offsets(group_id, offsets)
+            return
         group = self.groups.get(group_id)
         if group is None or group.state == GroupState.DEAD:
             if generation_id >= 0:
-                raise KafkaError(missing_group_error, f"group {group_id} does not exist")
+                missing = (
+                    ErrorCode.group_id_not_found
+                    if api_version >= GROUP_ID_NOT_FOUND_COMMIT_VERSION
+                    else ErrorCode.illegal_generation
+                )
+                raise KafkaError(missing, f"group {group_id} does not exist")
             group = self.manager.get_or_create(group_id)  # a simple group, for its offsets
         if generation_id < 0 and group.state == GroupState.EMPTY:
             pass
@@ -505,11 +540,18 @@ class GroupCoordinator:
         group_instance_id: str | None = None,
     ) -> None:
         """TxnOffsetCommit: counted once the producer's transaction commits. A member and
-        generation, when given (KIP-447), must be current, as for a plain commit."""
+        generation (or member epoch), when given (KIP-447), must be current, as for a plain
+        commit."""
         self.check_coordinator(group_id)
-        group = self.groups.setdefault(group_id, Group(group_id))
-        if generation_id >= 0 or member_id:
-            self._member(group, member_id, generation_id, group_instance_id)
+        consumer_group = self.manager.consumer_groups.get(group_id)
+        if consumer_group is not None:
+            self.consumer.validate_commit(
+                consumer_group, member_id, generation_id, group_instance_id, True, 0
+            )
+        else:
+            group = self.groups.setdefault(group_id, Group(group_id))
+            if generation_id >= 0 or member_id:
+                self._member(group, member_id, generation_id, group_instance_id)
         if not offsets:
             return  # nothing to write: an empty batch cannot be appended
         await self.manager.store_transactional_offsets(
@@ -538,10 +580,14 @@ class GroupCoordinator:
         subscribed to (GROUP_SUBSCRIBED_TO_TOPIC for the others)."""
         self.check_coordinator(group_id)
         group = self.groups.get(group_id)
-        if group is None or group.state == GroupState.DEAD:
-            raise KafkaError(ErrorCode.group_id_not_found)
+        consumer_group = self.manager.consumer_groups.get(group_id)
         subscribed: set[str] = set()
-        if group.protocol_type == "consumer" and group.protocol_name:
+        if consumer_group is not None:
+            subscribed = set(consumer_group.subscribed_topic_names())
+            subscribed |= consumer_group.subscription_metadata.keys()
+        elif group is None or group.state == GroupState.DEAD:
+            raise KafkaError(ErrorCode.group_id_not_found)
+        elif group.protocol_type == "consumer" and group.protocol_name:
             for member in group.members.values():
                 subscribed |= subscribed_topics(member.metadata_for(group.protocol_name))
         results = {

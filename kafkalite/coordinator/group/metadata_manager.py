@@ -15,11 +15,15 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kafkalite.coordinator.chunked_load import ChunkedLoad
+from kafkalite.coordinator.group import consumer_group_records
+from kafkalite.coordinator.group.consumer_group import ConsumerGroup
+from kafkalite.coordinator.group.consumer_group_records import GroupRecord, group_tombstones
 from kafkalite.coordinator.group.group import Group, GroupState
 from kafkalite.coordinator.group.offsets_log import (
     CommittedOffset,
     OffsetsTopic,
     decode,
+    encode,
     group_record,
     offset_record,
     offset_tombstone,
@@ -44,6 +48,9 @@ class GroupMetadataManager:
         self.now_ms = now_ms
         self.emit = emit
         self.groups: dict[str, Group] = {}
+        """Classic groups, and the "simple" groups that only hold offsets."""
+        self.consumer_groups: dict[str, ConsumerGroup] = {}
+        """KIP-848 groups. A group id is in one of the two, never both."""
         self.committed: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
         self.commit_positions: dict[tuple[str, str, int], int] = {}  # -> its log offset
         self.txn_offsets = TransactionalOffsets()
@@ -108,8 +115,9 @@ class GroupMetadataManager:
         def here(group_id: str) -> bool:
             return partition_for(group_id, count) == partition
 
-        for group_id in [g for g in self.groups if here(g)]:
+        for group_id in [g for g in [*self.groups, *self.consumer_groups] if here(g)]:
             self.groups.pop(group_id, None)
+            self.consumer_groups.pop(group_id, None)
             self.committed.pop(group_id, None)
         for key in [k for k in self.commit_positions if here(k[0])]:
             del self.commit_positions[key]
@@ -167,8 +175,9 @@ class GroupMetadataManager:
     def _replay(
         self, group_id: str, key: dict[str, Any], value: dict[str, Any] | None, offset: int
     ) -> None:
-        if key.get("type") == "offset":
-            self.groups.setdefault(group_id, Group(group_id))
+        kind = key.get("type")
+        if kind == "offset":
+            self._offsets_holder(group_id)
             offsets = self.committed.setdefault(group_id, {})
             tp = (str(key["topic"]), int(key["partition"]))
             committed = _committed_offset(value)
@@ -177,13 +186,23 @@ class GroupMetadataManager:
             else:
                 offsets[tp] = committed
             self.commit_positions[(group_id, *tp)] = offset
-        elif key.get("type") == "group" and value is None:  # DeleteGroups' tombstone
+        elif kind == "group" and value is None:  # deleted, or now a consumer group
             self.groups.pop(group_id, None)
-            self.committed.pop(group_id, None)
-        elif key.get("type") == "group" and value is not None:
+        elif kind == "group" and value is not None:
             group = self.groups.setdefault(group_id, Group(group_id))
             group.generation_id = max(group.generation_id, int(value["generation"]))
             group.protocol_type = value.get("protocol_type")
+        elif kind in consumer_group_records.RECORD_TYPES:
+            # a consumer group takes the place of an empty classic group of its id (whose
+            # tombstone came first) or of a simple one (which has no record)
+            self.groups.pop(group_id, None)
+            consumer_group_records.replay(self.consumer_groups, key, value)
+
+    def _offsets_holder(self, group_id: str) -> None:
+        """Offsets committed for a group id that has no group make it a "simple" classic
+        group (Kafka's), unless a consumer group holds that id."""
+        if group_id not in self.consumer_groups:
+            self.groups.setdefault(group_id, Group(group_id))
 
     def _replay_txn_offset(
         self, producer_id: int, key: dict[str, Any], value: dict[str, Any] | None, offset: int
@@ -207,7 +226,7 @@ class GroupMetadataManager:
         after them, Kafka's rule), or are dropped."""
         for pending in self.txn_offsets.take(producer_id):
             if committed and self.commit_positions.get(pending.key, -1) < pending.log_offset:
-                self.groups.setdefault(pending.group_id, Group(pending.group_id))
+                self._offsets_holder(pending.group_id)
                 offsets = self.committed.setdefault(pending.group_id, {})
                 offsets[(pending.topic, pending.partition)] = pending.committed
                 self.commit_positions[pending.key] = pending.log_offset
@@ -224,6 +243,31 @@ class GroupMetadataManager:
 
     def list_groups(self) -> list[Group]:
         return [g for g in self.groups.values() if g.state != GroupState.DEAD]
+
+    def apply(self, group_id: str, records: list[GroupRecord]) -> int:
+        """Change a consumer group: replay ``records`` now, so that the next request sees
+        their effect (as in Kafka); ``persist`` them next. Returns the group's partition."""
+        partition = self.check_coordinator(group_id)
+        for key, value in records:
+            self._replay(group_id, key, value, -1)
+        return partition
+
+    async def persist(self, partition: int, records: list[GroupRecord]) -> None:
+        """Append records ``apply`` replayed and wait until they are committed. If the
+        append fails the partition is forgotten, to be reloaded from what its log really
+        holds; the error says whether to look for the coordinator again."""
+        if not records:
+            return
+        now = self.now_ms()
+        try:
+            await self.offsets.append(partition, [encode(k, v, now) for k, v in records])
+        except KafkaError as exc:
+            self.loads.resign(partition)
+            self._forget(partition)
+            raise KafkaError(_write_error(exc.code), exc.message) from exc
+
+    async def write(self, group_id: str, records: list[GroupRecord]) -> None:
+        await self.persist(self.apply(group_id, records), records)
 
     async def store_group(self, group: Group) -> None:
         partition = self.check_coordinator(group.group_id)
@@ -242,18 +286,27 @@ class GroupMetadataManager:
             partition = self.check_coordinator(group_id)
         except KafkaError as exc:
             return exc.code
+        consumer_group = self.consumer_groups.get(group_id)
         group = self.groups.get(group_id)
-        if group is None or group.state == GroupState.DEAD:
+        if consumer_group is not None:
+            if consumer_group.members:
+                return ErrorCode.non_empty_group
+        elif group is None or group.state == GroupState.DEAD:
             return ErrorCode.group_id_not_found
-        if group.state != GroupState.EMPTY:
+        elif group.state != GroupState.EMPTY:
             return ErrorCode.non_empty_group
         now = self.now_ms()
         committed = self.committed.get(group_id, {})
         records = [offset_tombstone(group_id, t, p, now) for t, p in committed]
-        records.append(group_record(group_id, None, now))
+        if consumer_group is not None:
+            records.extend(encode(k, v, now) for k, v in group_tombstones(group_id))
+        else:
+            records.append(group_record(group_id, None, now))
         await self.offsets.append(partition, records)
-        group.transition(GroupState.DEAD)
+        if group is not None:
+            group.transition(GroupState.DEAD)
         self.groups.pop(group_id, None)
+        self.consumer_groups.pop(group_id, None)
         self.committed.pop(group_id, None)
         self.emit(EventType.GROUP_DELETED, group=group_id)
         return ErrorCode.none
@@ -346,6 +399,23 @@ class GroupMetadataManager:
             for tp in gone:
                 committed.pop(tp, None)
         return gone
+
+
+def _write_error(code: ErrorCode) -> ErrorCode:
+    """What a client is told when a coordinator's write fails (Kafka's
+    ``handleOperationException``): look for the coordinator again, or retry later."""
+    if code in (ErrorCode.not_leader_or_follower, ErrorCode.kafka_storage_error):
+        return ErrorCode.not_coordinator
+    if code in (
+        ErrorCode.unknown_topic_or_partition,
+        ErrorCode.not_enough_replicas,
+        ErrorCode.not_enough_replicas_after_append,
+        ErrorCode.request_timed_out,
+    ):
+        return ErrorCode.coordinator_not_available
+    if code in (ErrorCode.message_too_large, ErrorCode.record_list_too_large):
+        return ErrorCode.unknown_server_error
+    return code
 
 
 def _committed_offset(value: dict[str, Any] | None) -> CommittedOffset | None:

@@ -11,6 +11,7 @@ the latest value per key is what counts::
                     value {"protocol_type": ..., "generation": N, "protocol": ...,
                            "leader": member id, "members": [member ids]}
                                                             (null value: group deleted)
+    consumer group  (KIP-848) the records of ``consumer_group_records``
 
 The group's partition is ``abs(java_hash(group_id)) % partitions``, as in Kafka, so the
 same group always lands on the same coordinator.
@@ -88,8 +89,13 @@ def offset_tombstone(group: str, topic: str, partition: int, now_ms: int) -> Rec
 
 
 def group_record(group: str, value: dict[str, Any] | None, now_ms: int) -> Record:
+    return encode({"type": "group", "group": group}, value, now_ms)
+
+
+def encode(key: dict[str, Any], value: dict[str, Any] | None, now_ms: int) -> Record:
+    """A record of any type (a consumer group's, ``consumer_group_records``)."""
     return Record(
-        key=_key({"type": "group", "group": group}),
+        key=_key(key),
         value=None if value is None else json.dumps(value).encode(),
         timestamp=now_ms,
     )

@@ -206,6 +206,19 @@ _TEXT: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
         "other",
         lambda e: f"group {e.get('group')}: member {e.get('member')} left ({e.get('reason')})",
     ),
+    E.CONSUMER_GROUP_ASSIGNMENT_COMPUTED: (
+        "other",
+        lambda e: f"group {e.get('group')}: new target assignment for epoch {e.get('epoch')}",
+    ),
+    E.CONSUMER_GROUP_MEMBER_RECONCILED: (
+        "other",
+        lambda e: (
+            f"group {e.get('group')}: member {e.get('member')} at epoch "
+            f"{e.get('member_epoch')} ({e.get('state')}), holds "
+            f"{', '.join(e.get('assigned') or []) or 'nothing'}"
+            + (f", revoking {', '.join(e['revoking'])}" if e.get("revoking") else "")
+        ),
+    ),
     E.STATIC_MEMBER_REJOINED: (
         "other",
         lambda e: (

@@ -6,6 +6,10 @@ control marker look to the coordinator exactly as they would in a broker's log.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from kafkalite.coordinator.group.consumer_coordinator import ConsumerGroupConfig
+from kafkalite.coordinator.group.consumer_group import TopicMetadata
 from kafkalite.coordinator.partition_loads import LogChunk
 from kafkalite.protocol.record_batch import RecordBatchHeader, parse_header
 from kafkalite.protocol.records import Record, build_batch, decode_records
@@ -63,3 +67,32 @@ class FakeOffsetsTopic:
         batches = [b for b in self.batches if b[0].base_offset >= start][: max(1, max_bytes)]
         end = self.log_end_offset
         return LogChunk(batches, batches[-1][0].next_offset if batches else end, end)
+
+
+class FakeTopics:
+    """The topics a consumer group's members may subscribe to: name -> partition count,
+    each with the id ``id-<name>``; the test adds topics as it goes."""
+
+    def __init__(self, **partitions: int) -> None:
+        self.topics = {name: TopicMetadata(f"id-{name}", name, n) for name, n in partitions.items()}
+
+    def add(self, name: str, partitions: int) -> None:
+        self.topics[name] = TopicMetadata(f"id-{name}", name, partitions)
+
+    def topic_names(self) -> Iterable[str]:
+        return list(self.topics)
+
+    def describe(self, name: str) -> TopicMetadata | None:
+        return self.topics.get(name)
+
+    def topic_name(self, topic_id: str) -> str | None:
+        return next((t.name for t in self.topics.values() if t.topic_id == topic_id), None)
+
+
+def consumer_config(session_ms: int = 10_000, interval_ms: int = 1_000) -> ConsumerGroupConfig:
+    return ConsumerGroupConfig(
+        session_timeout_ms=lambda group_id: session_ms,
+        heartbeat_interval_ms=lambda group_id: interval_ms,
+        assignors=lambda: ["uniform", "range"],
+        max_size=lambda: 100,
+    )

@@ -13,7 +13,7 @@ from kafkalite.coordinator.group.offsets_log import CommittedOffset, offset_reco
 from kafkalite.protocol.control_records import ControlType, marker_key, marker_value
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 from kafkalite.protocol.records import Record
-from tests.unit.coordinator.fakes import FakeOffsetsTopic
+from tests.unit.coordinator.fakes import FakeOffsetsTopic, FakeTopics, consumer_config
 
 pytestmark = pytest.mark.unit
 
@@ -23,7 +23,16 @@ def committed_by_another_coordinator(topic: FakeOffsetsTopic, offset: int) -> No
 
 
 def coordinator(topic: FakeOffsetsTopic) -> GroupCoordinator:
-    return GroupCoordinator(topic, lambda: 0, lambda *a, **k: None, lambda: 0, lambda: 60_000)
+    return GroupCoordinator(
+        topic,
+        lambda: 0,
+        lambda *a, **k: None,
+        lambda: 0,
+        lambda: 60_000,
+        lambda: 0,
+        topics=FakeTopics(),
+        consumer_config=consumer_config(),
+    )
 
 
 def test_a_new_leadership_reloads_what_others_committed_meanwhile() -> None:

@@ -17,7 +17,7 @@ from kafkalite.coordinator.group.coordinator import GroupCoordinator, JoinReques
 from kafkalite.coordinator.group.group import GroupState
 from kafkalite.coordinator.group.offsets_log import CommittedOffset, decode
 from kafkalite.protocol.errors import ErrorCode, KafkaError
-from tests.unit.coordinator.fakes import FakeOffsetsTopic
+from tests.unit.coordinator.fakes import FakeOffsetsTopic, FakeTopics, consumer_config
 
 pytestmark = [pytest.mark.unit, pytest.mark.asyncio]
 
@@ -50,6 +50,8 @@ def make(clock: Clock, initial_delay_ms: int = 0) -> tuple[GroupCoordinator, Fak
         lambda: 0,
         lambda: 60_000,
         lambda: initial_delay_ms,
+        topics=FakeTopics(),
+        consumer_config=consumer_config(),
     )
     return coordinator, topic
 
@@ -253,10 +255,10 @@ async def test_offset_commit_to_a_missing_group_is_refused_by_version() -> None:
     ``validateOffsetCommit``); without a generation it creates a simple group."""
     c, _ = make(Clock())
     offsets = {("t", 0): CommittedOffset(5, -1, "", 0)}
-    for missing_group_error in (ErrorCode.group_id_not_found, ErrorCode.illegal_generation):
+    for version, error in ((9, ErrorCode.group_id_not_found), (8, ErrorCode.illegal_generation)):
         with pytest.raises(KafkaError) as refused:
-            await c.commit("nobody", 3, "m", offsets, missing_group_error=missing_group_error)
-        assert refused.value.code == missing_group_error
+            await c.commit("nobody", 3, "m", offsets, api_version=version)
+        assert refused.value.code == error
     assert "nobody" not in c.groups
     await c.commit("simple", -1, "", offsets)
     await c.commit("simple", -1, "any-member-id", offsets)  # an empty group takes it too

@@ -1,0 +1,230 @@
+"""KIP-848 consumer groups (``group.protocol=consumer``) with librdkafka, one consumer per
+process: members join one by one and the group rebalances incrementally (a member keeps
+consuming the partitions it keeps), a killed member is fenced when its session runs out, a
+leaving one at once, and offsets are committed at the members' epochs. A classic group of
+kafka-python consumers runs beside it on the same cluster, as in Kafka 4.0."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, ConsumerGroupType, Producer
+from confluent_kafka import TopicPartition as CTP
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewTopic,
+)
+from kafka import KafkaConsumer, TopicPartition
+
+from tests.support.group_members import Member, group_events, settle
+from tests.support.waiting import wait_for
+
+pytestmark = [pytest.mark.interop, pytest.mark.slow, pytest.mark.xdist_group("heavy")]
+
+CONSUMER = "librdkafka-consumer-protocol"
+SESSION_MS = 3000
+"""The group's consumer.session.timeout.ms: a killed member is fenced this long after its
+last heartbeat."""
+
+
+def _group_settings(admin: AdminClient, group: str) -> None:
+    """A short session and frequent heartbeats for this group (KIP-848 group settings,
+    IncrementalAlterConfigs on the GROUP resource)."""
+    change = ConfigResource(
+        ConfigResource.Type.GROUP,
+        group,
+        incremental_configs=[
+            ConfigEntry(name, value, incremental_operation=AlterConfigOpType.SET)
+            for name, value in (
+                ("consumer.session.timeout.ms", str(SESSION_MS)),
+                ("consumer.heartbeat.interval.ms", "500"),
+            )
+        ],
+    )
+    admin.incremental_alter_configs([change])[change].result(10)
+
+
+class Writer:
+    """Writes to every partition of a topic, a record every few milliseconds, until stopped:
+    the members always have something to consume and commit."""
+
+    def __init__(self, bootstrap: str, topic: str, partitions: int) -> None:
+        self._producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, args=(topic, partitions), name="writer", daemon=True
+        )
+        self.written = 0
+        self._thread.start()
+
+    def _run(self, topic: str, partitions: int) -> None:
+        while not self._stop.is_set():
+            self._producer.produce(topic, b"x", partition=self.written % partitions)
+            self.written += 1
+            self._producer.poll(0)
+            self._stop.wait(0.005)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+        assert self._producer.flush(20) == 0
+
+
+def _committed(admin: AdminClient, group: str, topic: str, partitions: int) -> list[int]:
+    request = [ConsumerGroupTopicPartitions(group, [CTP(topic, p) for p in range(partitions)])]
+    answer = admin.list_consumer_group_offsets(request)[group].result(10)
+    return [tp.offset for tp in sorted(answer.topic_partitions, key=lambda tp: tp.partition)]
+
+
+def _ends(bootstrap: str, topic: str, partitions: int) -> list[int]:
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap)
+    ends = consumer.end_offsets([TopicPartition(topic, p) for p in range(partitions)])
+    consumer.close()
+    return [ends[TopicPartition(topic, p)] for p in range(partitions)]
+
+
+def test_members_come_and_go_incrementally_and_commit(
+    bootstrap: str, topic: str, tmp_path: Path
+) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 6, 1)])[topic].result(10)
+    group = f"g-{topic}"
+    _group_settings(admin, group)
+    writer = Writer(bootstrap, topic, 6)
+    try:
+        a = Member(CONSUMER, bootstrap, topic, group, tmp_path)
+        settle([a], 6)
+
+        # two more join; a keeps consuming what it keeps all along (no stop-the-world)
+        joined = [Member(CONSUMER, bootstrap, topic, group, tmp_path) for _ in range(2)]
+        members = [a, *joined]
+        least_held_by_a = 6
+        deadline = time.monotonic() + 40
+        while time.monotonic() < deadline:
+            least_held_by_a = min(least_held_by_a, len(a.assigned))
+            owned = [m.assigned for m in members]
+            if sum(map(len, owned)) == 6 and all(len(o) == 2 for o in owned):
+                break
+            time.sleep(0.02)
+        settle(members, 6)
+        assert least_held_by_a == 2, "a gave up more than the partitions that moved"
+
+        described = admin.describe_consumer_groups([group])[group].result(10)
+        assert described.type == ConsumerGroupType.CONSUMER
+        assert described.state.name == "STABLE" and len(described.members) == 3
+        assert described.partition_assignor == "uniform"
+        for m in described.members:  # each member holds its target: reconciled
+            assert {(t.topic, t.partition) for t in m.assignment.topic_partitions} == {
+                (t.topic, t.partition) for t in m.target_assignment.topic_partitions
+            }
+
+        # kill -9: no goodbye; its partitions move when its session has run out
+        c = joined[1]
+        c.kill()
+        killed = time.monotonic()
+        settle([a, joined[0]], 6)
+        assert time.monotonic() - killed >= SESSION_MS / 1000 / 2
+        reasons = [
+            e["reason"]
+            for e in group_events(bootstrap)
+            if e["type"] == "group_member_removed" and e["group"] == group
+        ]
+        assert reasons == ["session timeout"]
+
+        joined[0].leave()  # a clean leave: at once
+        settle([a], 6)
+    finally:
+        writer.stop()
+    ends = _ends(bootstrap, topic, 6)
+    wait_for(lambda: _committed(admin, group, topic, 6) == ends, 30, "a to commit everything")
+    a.leave()
+    epochs = [
+        e["epoch"]
+        for e in group_events(bootstrap)
+        if e["type"] == "consumer_group_assignment_computed" and e["group"] == group
+    ]
+    # joined, joined, joined, fenced, left: each a new group epoch and target assignment
+    assert epochs == sorted(epochs) and len(epochs) >= 5
+
+
+def _consume(consumer: Consumer, count: int) -> list[bytes]:
+    got: list[bytes] = []
+    deadline = time.monotonic() + 30
+    while len(got) < count and time.monotonic() < deadline:
+        msg = consumer.poll(0.2)
+        if msg is not None and not msg.error():
+            got.append(msg.value())
+    return got
+
+
+def test_classic_and_consumer_groups_side_by_side(bootstrap: str, topic: str) -> None:
+    """A kafka-python (classic) group and a KIP-848 group read one topic at once, each
+    listed and described as what it is; when the classic group is empty, a consumer of the
+    new protocol takes its group id over and carries on from its committed offsets (Kafka
+    4.0's offline upgrade)."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(10)
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for i in range(20):
+        producer.produce(topic, b"r%d" % i, partition=i % 2)
+    producer.flush(20)
+    classic, modern = f"classic-{topic}", f"modern-{topic}"
+    old = KafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        group_id=classic,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+    )
+    new = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": modern,
+            "group.protocol": "consumer",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    new.subscribe([topic])
+    read_old = 0
+    deadline = time.monotonic() + 30
+    while read_old < 20 and time.monotonic() < deadline:
+        read_old += sum(len(rs) for rs in old.poll(timeout_ms=500).values())
+    assert read_old == 20
+    assert len(_consume(new, 20)) == 20
+    old.commit()
+    new.commit(asynchronous=False)
+
+    listed = admin.list_consumer_groups().result(10).valid
+    types = {g.group_id: g.type for g in listed if g.group_id in (classic, modern)}
+    assert types == {classic: ConsumerGroupType.CLASSIC, modern: ConsumerGroupType.CONSUMER}
+    described = admin.describe_consumer_groups([classic, modern])
+    assert described[classic].result(10).type == ConsumerGroupType.CLASSIC
+    assert len(described[modern].result(10).members) == 1
+    assert _committed(admin, modern, topic, 2) == [10, 10]
+    new.close()
+
+    old.close()  # the classic group is empty now: its id may change protocols
+    upgraded = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": classic,
+            "group.protocol": "consumer",
+            "auto.offset.reset": "earliest",
+        }
+    )
+    upgraded.subscribe([topic])
+    for i in range(4):
+        producer.produce(topic, b"late%d" % i, partition=i % 2)
+    producer.flush(20)
+    # from the classic group's committed offsets: none of the 20 it had read comes again
+    assert sorted(_consume(upgraded, 4)) == [b"late0", b"late1", b"late2", b"late3"]
+    upgraded.close()
+    kinds = {g.group_id: g.type for g in admin.list_consumer_groups().result(10).valid}
+    assert kinds[classic] == ConsumerGroupType.CONSUMER
