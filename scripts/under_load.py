@@ -34,6 +34,9 @@ def main(argv: list[str] | None = None) -> int:
         default=os.cpu_count() or 2,
         help="CPU burners (default: a core each)",
     )
+    parser.add_argument(
+        "--keep", type=Path, help="keep each run's temporary files (broker logs) in KEEP/run-N"
+    )
     parser.add_argument("pytest_args", nargs="+", help="what to give pytest, after --")
     args = parser.parse_args(argv)
     passed = 0
@@ -41,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
         for run in range(1, args.runs + 1):
             started = time.monotonic()
             command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+            if args.keep is not None:
+                command.append(f"--basetemp={args.keep / f'run-{run}'}")
             result = subprocess.run([*command, *args.pytest_args], cwd=ROOT, check=False)
             passed += result.returncode == 0
             took = time.monotonic() - started
