@@ -3,12 +3,13 @@
 A request to a voter that finds the connection refused or reset means nothing listens
 there any more (a network partition resets nothing: faults hold bytes, peers time out),
 so the voter was killed or stopped. Such a broker stays registered and unfenced until
-the active controller fences it, which takes an election (when it led) and
-``broker.session.timeout.ms``: about two seconds in which Metadata would still list it.
-kafka-python picks any listed broker for its next request and tries no other when that
-one refuses, so a student who kills the controller and creates a topic on the next line
-would get ECONNREFUSED. Brokers therefore leave gone voters out of what they tell
-clients (``ClusterIdentity``) until there is a sign of life.
+the active controller fences it: at once when the controller sees its connection close,
+but when it led the quorum only once another voter has been elected and has found it
+gone too (``broker.controller_service``), a few hundred ms in which Metadata would still
+list it. kafka-python picks any listed broker for its next request and tries no other
+when that one refuses, so a student who kills the controller and creates a topic on the
+next line would get ECONNREFUSED. Brokers therefore leave gone voters out of what they
+tell clients (``ClusterIdentity``) until there is a sign of life.
 
 Signs of life: an answer from the voter, a request from it, or a metadata record in
 which the controller registers or unfences it (a restarted broker registers again). A

@@ -31,7 +31,7 @@ class RaftConfig:
     An idle follower hears from its leader every ``fetch_max_wait_ms`` plus a round trip:
     250 ms are left for that round trip on a loaded machine (Kafka leaves 1.5 s), and an
     isolated controller is replaced 0.25-0.75 s after it was cut off (its successor then
-    fences it two broker sessions later, ``controller/heartbeats.py``)."""
+    fences it once its broker session has run out, ``controller/heartbeats.py``)."""
     request_timeout_ms: int = 1000
     """``controller.quorum.request.timeout.ms``: resend a request that got no response.
     Well above ``fetch_max_wait_ms``: a parked Fetch resent before its (late) answer came
