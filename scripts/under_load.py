@@ -39,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("pytest_args", nargs="+", help="what to give pytest, after --")
     args = parser.parse_args(argv)
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
     passed = 0
     with cpu_burners(args.burners):
         for run in range(1, args.runs + 1):
