@@ -2,7 +2,8 @@
 
 ``GET /state`` returns every replica this broker hosts (log start/end offset, high
 watermark, last stable offset, leader epoch, ISR, producer states, open and recently
-aborted transactions), the transactions this broker coordinates, how late its event loop
+aborted transactions), the transactions and consumer groups this broker coordinates
+(``group_views``), how late its event loop
 runs (``loop_lag_ms``: busy is not dead) and what Python's garbage collector costs it
 (``gc``, see ``gc_pauses``); on the active controller, the session it fences silent
 brokers by and how long each broker has been silent (``controller_view``); ``GET
@@ -24,6 +25,7 @@ from urllib.parse import parse_qs, urlsplit
 from kafkalite.broker.controller_service import ControllerService
 from kafkalite.broker.events import EventLog
 from kafkalite.broker.raft_quorum import QuorumView
+from kafkalite.coordinator.group.group_views import group_views
 from kafkalite.coordinator.transaction.coordinator import TransactionCoordinator
 
 if TYPE_CHECKING:
@@ -101,6 +103,7 @@ def broker_state(broker: Broker, gc_state: dict[str, Any]) -> dict[str, Any]:
         "gc": gc_state,
         "partitions": partitions,
         "transactions": coordinated_transactions(broker.txn_coordinator, broker.broker_id),
+        "groups": group_views(broker.group_coordinator, broker.broker_id),
         "events": broker.events.since(0)[-100:],
     }
 

@@ -3,9 +3,10 @@ not heard from each, against the session after which it fences a silent one, how
 each one's loop runs and the delay ``slow`` put on it; ``partial`` when a partial
 partition cut its replication links), partitions (every replica's offsets, or why its
 broker cannot say; the open transactions that hold the last stable offset back and the
-latest aborted ones that read_committed readers skip), the metadata quorum and the
-transactions the coordinators know, drawn from one ``Cluster.status()`` snapshot (pure:
-no I/O)."""
+latest aborted ones that read_committed readers skip), the metadata quorum, the
+transactions the coordinators know and the consumer groups with members (each member's
+epoch and what it reads, and what it is giving up or waiting for in a KIP-848 rebalance),
+drawn from one ``Cluster.status()`` snapshot (pure: no I/O)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,9 @@ def status_table(status: dict[str, Any]) -> Group:
         tables.append(quorum_table(quorum))
     if status.get("transactions"):
         tables.append(transactions_table(status["transactions"]))
+    with_members = [g for g in status.get("groups") or () if g["members"]]
+    if with_members:
+        tables.append(groups_table(with_members))
     return Group(*tables)
 
 
@@ -172,6 +176,51 @@ def transactions_table(transactions: list[dict[str, Any]]) -> Table:
             _ms(t["timeout_ms"]),
         )
     return table
+
+
+def groups_table(groups: list[dict[str, Any]]) -> Table:
+    """A row per member: its group's protocol, state and epoch (a classic group's
+    generation; a consumer group's group epoch, and its assignment epoch when it lags),
+    the member's own epoch and what it reads, and, in a consumer group that is
+    rebalancing, what it is giving up and what it waits for."""
+    table = _table(
+        "consumer groups (from their coordinators)",
+        caption="consumer protocol (KIP-848): each member moves to its target at its own "
+        "epoch; classic: the whole group at each generation",
+    )
+    table.add_column("group", overflow="fold")
+    for column in ("protocol", "state", "epoch"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("member", overflow="fold")
+    table.add_column("epoch", no_wrap=True, justify="right")
+    table.add_column("reads", overflow="fold")
+    for g in groups:
+        epoch = str(g["epoch"])
+        if g.get("assignment_epoch") is not None and g["assignment_epoch"] != g["epoch"]:
+            epoch += f" (assigned {g['assignment_epoch']})"
+        for i, m in enumerate(sorted(g["members"], key=lambda m: m["client_id"])):
+            first = i == 0
+            table.add_row(
+                g["group"] if first else "",
+                g["protocol"] if first else "",
+                g["state"] if first else "",
+                epoch if first else "",
+                m["client_id"] + (f" ({m['instance_id']})" if m.get("instance_id") else ""),
+                str(m["member_epoch"]),
+                member_reads(m),
+            )
+    return table
+
+
+def member_reads(member: dict[str, Any]) -> str:
+    """What a member reads, then what it gives up and waits for while it reconciles:
+    ``t-0 t-1, giving up t-2, waiting for t-3``."""
+    reads = " ".join(member["assigned"]) or "nothing"
+    if member.get("revoking"):
+        reads += ", giving up " + " ".join(member["revoking"])
+    if member.get("waiting"):
+        reads += ", waiting for " + " ".join(member["waiting"])
+    return reads
 
 
 def _session_caption(brokers: list[dict[str, Any]]) -> str | None:

@@ -83,20 +83,30 @@ def merge_status(
         "brokers": brokers,
         "partitions": partitions,
         "quorum": _quorum(views),
-        "transactions": _transactions(views),
+        "transactions": _newest_coordinators(views, "transactions", "transactional_id"),
+        "groups": _newest_coordinators(views, "groups", "group"),
     }
 
 
-def _transactions(views: dict[int, dict[str, Any] | None]) -> list[dict[str, Any]]:
-    """Every transactional id, as its coordinator reports it; if two brokers claim one (an
-    isolated old coordinator), the newer coordinator epoch is the coordinator."""
+def _newest_coordinators(
+    views: dict[int, dict[str, Any] | None], field: str, key: str
+) -> list[dict[str, Any]]:
+    """Every transactional id (``field`` "transactions") or group ("groups") as its
+    coordinator reports it; if two brokers claim one (an isolated old coordinator), the
+    newer coordinator epoch is the coordinator."""
     newest: dict[str, dict[str, Any]] = {}
     for view in views.values():
-        for txn in (view or {}).get("transactions", []):
-            seen = newest.get(txn["transactional_id"])
-            if seen is None or txn["coordinator_epoch"] > seen["coordinator_epoch"]:
-                newest[txn["transactional_id"]] = txn
-    return [newest[t] for t in sorted(newest)]
+        for item in (view or {}).get(field, []):
+            seen = newest.get(item[key])
+            if seen is None or _epoch(item) > _epoch(seen):
+                newest[item[key]] = item
+    return [newest[k] for k in sorted(newest)]
+
+
+def _epoch(coordinated: dict[str, Any]) -> int:
+    """A coordinator's epoch (-1 while it has not loaded the partition)."""
+    epoch = coordinated.get("coordinator_epoch")
+    return -1 if epoch is None else int(epoch)
 
 
 def _replica_row(

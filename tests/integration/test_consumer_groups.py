@@ -22,6 +22,7 @@ from confluent_kafka.admin import (
 )
 from kafka import KafkaConsumer, TopicPartition
 
+from kafkalite.cluster import Cluster
 from tests.support.group_members import Member, group_events, settle
 from tests.support.waiting import wait_for
 
@@ -90,8 +91,9 @@ def _ends(bootstrap: str, topic: str, partitions: int) -> list[int]:
 
 
 def test_members_come_and_go_incrementally_and_commit(
-    bootstrap: str, topic: str, tmp_path: Path
+    cluster: Cluster, topic: str, tmp_path: Path
 ) -> None:
+    bootstrap = cluster.bootstrap_servers
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(topic, 6, 1)])[topic].result(10)
     group = f"g-{topic}"
@@ -123,6 +125,15 @@ def test_members_come_and_go_incrementally_and_commit(
             assert {(t.topic, t.partition) for t in m.assignment.topic_partitions} == {
                 (t.topic, t.partition) for t in m.target_assignment.topic_partitions
             }
+        # the coordinator's view (kafkalite status, the dashboard): every member at the
+        # group's epoch, holding its target, nothing on the move
+        (seen,) = [g for g in cluster.status()["groups"] if g["group"] == group]
+        assert (seen["protocol"], seen["state"]) == ("consumer", "Stable")
+        assert {m["member_epoch"] for m in seen["members"]} == {seen["epoch"]}
+        assert sorted(p for m in seen["members"] for p in m["assigned"]) == [
+            f"{topic}-{p}" for p in range(6)
+        ]
+        assert all(not m["revoking"] and not m["waiting"] for m in seen["members"])
 
         # kill -9: no goodbye; its partitions move when its session has run out
         c = joined[1]

@@ -153,6 +153,14 @@ class DashboardState:
     """The coordinators' transactions (``transactional_id``, ``state``, ``partitions``)."""
     groups: tuple[GroupView, ...] = ()
     """The consumer groups with members, and what each member reads."""
+    coordinated_groups: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Each group as its coordinator sees it (``/state``): its protocol, epoch, and each
+    member's epoch and what it is giving up or waiting for (KIP-848), by group id."""
+
+    def coordinated(self, group: str, member_id: str) -> Mapping[str, Any]:
+        """A member as its group's coordinator sees it (empty if it does not know it)."""
+        members = self.coordinated_groups.get(group, {}).get("members", ())
+        return next((m for m in members if m["member_id"] == member_id), {})
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON for the browser view (cells as ``[offset, kind, replaced]``)."""
@@ -227,6 +235,7 @@ class DashboardModel:
                 t for t in snapshot.get("transactions") or () if self._shown_transaction(t)
             ),
             groups=shown_groups,
+            coordinated_groups={g["group"]: g for g in snapshot.get("groups") or ()},
         )
 
     def _shown(self, topic: str | None) -> bool:

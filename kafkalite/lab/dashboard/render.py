@@ -296,30 +296,48 @@ def render_strips(state: DashboardState) -> str:
     )
 
 
-def _member(g: GroupView, m: GroupMember) -> str:
+def _member(state: DashboardState, g: GroupView, m: GroupMember) -> str:
     reads = ", ".join(f"{t}-{p}" for t, p in sorted(m.partitions)) or "nothing"
     static = f" (static: {escape(m.group_instance_id)})" if m.group_instance_id else ""
+    seen = state.coordinated(g.group, m.member_id)
+    epoch = f" · epoch {seen['member_epoch']}" if "member_epoch" in seen else ""
+    moving = "".join(
+        f" · {verb} {escape(', '.join(seen[key]))}"
+        for key, verb in (("revoking", "giving up"), ("waiting", "waiting for"))
+        if seen.get(key)
+    )
     return (
         f'<div class="kl-member" data-group="{escape(g.group)}" '
         f'data-client="{escape(m.client_id)}" data-partitions="{escape(reads)}">'
-        f"{escape(m.client_id)}{static} reads <b>{escape(reads)}</b></div>"
+        f"{escape(m.client_id)}{static} reads <b>{escape(reads)}</b>{epoch}{moving}</div>"
     )
 
 
 def render_groups(state: DashboardState) -> str:
-    """Each consumer group with members: its state, its assignor, who reads what."""
+    """Each consumer group with members: its protocol and epoch, its state, its assignor,
+    who reads what (and, in a KIP-848 group, each member's epoch and its partitions on
+    the move)."""
     if not state.groups:
         body = '<span style="color:#777">no consumer group has members now</span>'
     else:
         body = "".join(
             f'<div class="kl-group" data-group="{escape(g.group)}" '
             f'data-state="{escape(g.state)}" style="margin-bottom:4px">'
-            f"<b>group {escape(g.group)}</b> · {escape(g.state)} · {len(g.members)} "
-            f"member{'s' if len(g.members) != 1 else ''} · assignor {escape(g.assignor or '?')}"
-            f"{''.join(_member(g, m) for m in g.members)}</div>"
+            f"<b>group {escape(g.group)}</b>{_protocol(state, g)} · {escape(g.state)} · "
+            f"{len(g.members)} member{'s' if len(g.members) != 1 else ''} · assignor "
+            f"{escape(g.assignor or '?')}"
+            f"{''.join(_member(state, g, m) for m in g.members)}</div>"
             for g in state.groups
         )
     return f'<div class="kl-groups" style="font:11px sans-serif">{body}</div>'
+
+
+def _protocol(state: DashboardState, g: GroupView) -> str:
+    """`` · consumer protocol, epoch 5`` (a classic group's epoch is its generation)."""
+    seen = state.coordinated_groups.get(g.group)
+    if not seen:
+        return ""
+    return f" · {escape(seen['protocol'])} protocol, epoch {seen['epoch']}"
 
 
 def render_feed(state: DashboardState, limit: int = 25) -> str:

@@ -134,3 +134,81 @@ def test_the_tables_fit_the_width_with_every_offset_whole(width: int) -> None:
     for b in (1, 2, 3):
         assert f"{b}:{123456 + b}/123456" in text
     assert "123400" in text and "7.2@4" in text
+
+
+def rebalancing_groups() -> list[dict]:
+    """A consumer group mid-rebalance (one member giving a partition up, one waiting for
+    it) and a classic group beside it, as ``/state`` reports them."""
+    return [
+        {
+            "group": "billing",
+            "protocol": "classic",
+            "state": "Stable",
+            "epoch": 3,
+            "assignor": "range",
+            "members": [
+                {
+                    "member_id": "kafka-python-1-abc",
+                    "client_id": "kafka-python-1",
+                    "instance_id": None,
+                    "member_epoch": 3,
+                    "state": None,
+                    "assigned": ["orders-0"],
+                    "revoking": [],
+                    "waiting": [],
+                    "target": None,
+                }
+            ],
+        },
+        {
+            "group": "shipping",
+            "protocol": "consumer",
+            "state": "Reconciling",
+            "epoch": 5,
+            "assignment_epoch": 5,
+            "assignor": "uniform",
+            "members": [
+                {
+                    "member_id": "a",
+                    "client_id": "rdkafka-a",
+                    "instance_id": None,
+                    "member_epoch": 4,
+                    "state": "UNREVOKED_PARTITIONS",
+                    "assigned": ["orders-0"],
+                    "revoking": ["orders-1"],
+                    "waiting": [],
+                    "target": ["orders-0"],
+                },
+                {
+                    "member_id": "b",
+                    "client_id": "rdkafka-b",
+                    "instance_id": None,
+                    "member_epoch": 5,
+                    "state": "UNRELEASED_PARTITIONS",
+                    "assigned": [],
+                    "revoking": [],
+                    "waiting": ["orders-1"],
+                    "target": ["orders-1"],
+                },
+            ],
+        },
+    ]
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_groups_show_protocol_epochs_and_a_rebalance_in_flight(width: int) -> None:
+    status = {**snapshot([]), "groups": rebalancing_groups()}
+    console = Console(record=True, width=width)
+    console.print(status_table(status))
+    text = console.export_text()
+    assert max(map(len, text.splitlines())) <= width
+    assert "…" not in text
+    flat = " ".join(text.split())
+    assert "giving up orders-1" in flat and "waiting for orders-1" in flat
+    for word in ("billing", "classic", "shipping", "consumer", "Reconciling", "rdkafka-b"):
+        assert word in flat
+
+
+def test_groups_without_members_are_not_drawn() -> None:
+    empty = {**rebalancing_groups()[0], "members": []}
+    assert "consumer groups" not in rendered({**snapshot([]), "groups": [empty]})
