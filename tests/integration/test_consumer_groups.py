@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -239,3 +240,41 @@ def test_classic_and_consumer_groups_side_by_side(bootstrap: str, topic: str) ->
     upgraded.close()
     kinds = {g.group_id: g.type for g in admin.list_consumer_groups().result(10).valid}
     assert kinds[classic] == ConsumerGroupType.CONSUMER
+
+
+def test_a_consumer_group_outlives_its_coordinator(
+    make_cluster3: Callable[..., Cluster], topic: str, tmp_path: Path
+) -> None:
+    """The coordinator's broker is killed: the next leader of the group's partition of
+    __consumer_offsets replays the group's records, its members carry on at the epochs
+    they have (no rebalance), and a new member joins there incrementally."""
+    cluster = make_cluster3()
+    bootstrap = cluster.bootstrap_servers
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 4, 3)])[topic].result(10)
+    group = f"g-{topic}"
+    _group_settings(admin, group)
+    a, b = (Member(CONSUMER, bootstrap, topic, group, tmp_path) for _ in range(2))
+    settle([a, b], 4)
+
+    def coordinator_view() -> dict | None:
+        found = [g for g in cluster.status()["groups"] if g["group"] == group]
+        return found[0] if found and found[0]["state"] == "Stable" else None
+
+    before = wait_for(coordinator_view, 20, "the group to be stable")
+    held = (a.assigned, b.assigned)
+    cluster.kill(before["coordinator"])
+    after = wait_for(
+        lambda: (v := coordinator_view()) and v["coordinator"] != before["coordinator"] and v,
+        30,
+        "another coordinator to hold the group",
+    )
+    assert after["epoch"] == before["epoch"]  # rebuilt from the log: the same group
+    assert {m["member_id"]: m["member_epoch"] for m in after["members"]} == {
+        m["member_id"]: m["member_epoch"] for m in before["members"]
+    }
+    assert (a.assigned, b.assigned) == held
+    c = Member(CONSUMER, bootstrap, topic, group, tmp_path)
+    settle([a, b, c], 4)
+    for member in (a, b, c):
+        member.leave()
