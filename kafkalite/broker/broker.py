@@ -181,6 +181,7 @@ class Broker:
             self.image,
             self.events.emit,
             self.supervisor.spawn,
+            config.static_int("request.timeout.ms"),
             config.overrides.get("replica.fetch.endpoints", ""),
         )
         self.isr_manager = IsrManager(

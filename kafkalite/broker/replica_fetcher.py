@@ -14,8 +14,13 @@ start (it was away while the leader deleted records: it empties its log and rest
 the leader's log start, or at the base of the batch that holds it: see ``Partition``) or
 beyond the leader's end (it truncates again). A partition whose fetch failed waits
 ``replica.fetch.backoff.ms`` before its next try, as in Kafka, and the Fetch it sits out
-is held no longer than that wait (``held_fetch_wait_ms``). A request that times out drops
-its connection, as in Kafka: one gone silent would time out forever. A partition's own
+is held no longer than that wait (``held_fetch_wait_ms``). A request not answered within
+``request.timeout.ms`` (30 s, as in Kafka, whose fetcher's client has the broker's
+``request.timeout.ms``; a Fetch also gets the time the leader may hold it) drops its
+connection, as in Kafka: one gone silent would time out forever. The timeout is not a
+measure of a healthy round trip: on a slow link (the lab's ``slow`` fault, seconds each
+way) a shorter one expired before any answer could come back, and the follower asked
+again and again, never truncating, never fetching. A partition's own
 failure (a batch its log refuses) is logged at WARNING and backed off the same way, never
 allowed to stop the other partitions this fetcher serves.
 
@@ -55,7 +60,6 @@ log = logging.getLogger(__name__)
 
 FETCH_MAX_BYTES = 16 * 1024 * 1024
 PARTITION_MAX_BYTES = 4 * 1024 * 1024
-REQUEST_MARGIN_S = 5.0
 
 
 def held_fetch_wait_ms(wait_max_ms: int, retry_ats: Iterable[float], now: float) -> int:
@@ -93,10 +97,13 @@ class ReplicaFetcher:
         image: MetadataImage,
         emit: EventSink,
         spawn: Spawn,
+        request_timeout_s: float,
     ) -> None:
+        """``request_timeout_s``: ``request.timeout.ms``, how long an answer may take."""
         self.broker_id = broker_id
         self.leader_id = leader_id
         self.connection = connection
+        self.request_timeout_s = request_timeout_s
         self.replicas = replicas
         self.image = image
         self.emit = emit
@@ -225,7 +232,7 @@ class ReplicaFetcher:
                 ),
             },
         )
-        response = await self.connection.request(request, REQUEST_MARGIN_S)
+        response = await self.connection.request(request, self.request_timeout_s)
         done = False
         for t in response.topics:
             for p in t.partitions:
@@ -321,7 +328,9 @@ class ReplicaFetcher:
         )
         self._fetching = True
         try:
-            response = await self.connection.request(request, max_wait_ms / 1000 + REQUEST_MARGIN_S)
+            response = await self.connection.request(
+                request, max_wait_ms / 1000 + self.request_timeout_s
+            )
         finally:
             self._fetching = False
         progressed = False
@@ -415,10 +424,13 @@ class ReplicaFetcherManager:
         image: MetadataImage,
         emit: EventSink,
         spawn: Spawn,
+        request_timeout_ms: int,
         endpoint_overrides: str = "",
     ) -> None:
-        """``endpoint_overrides``: ``replica.fetch.endpoints`` (``id@host:port,...``)."""
+        """``request_timeout_ms``: ``request.timeout.ms`` (read at start-up);
+        ``endpoint_overrides``: ``replica.fetch.endpoints`` (``id@host:port,...``)."""
         self.broker_id = broker_id
+        self.request_timeout_s = request_timeout_ms / 1000
         self.replicas = replicas
         self.image = image
         self.emit = emit
@@ -464,7 +476,14 @@ class ReplicaFetcherManager:
                 continue
             connection = PeerConnection(*endpoint, f"kafkalite-replica-{me}")
             fetcher = ReplicaFetcher(
-                me, leader_id, connection, self.replicas, self.image, self.emit, self.spawn
+                me,
+                leader_id,
+                connection,
+                self.replicas,
+                self.image,
+                self.emit,
+                self.spawn,
+                self.request_timeout_s,
             )
             fetcher.set_partitions(partitions)
             self.fetchers[leader_id] = fetcher

@@ -412,6 +412,16 @@ APPLIED_BROKER_CONFIGS: dict[str, ConfigDef] = {
             minimum=0,
         ),
         ConfigDef(
+            "request.timeout.ms",
+            _I,
+            "30000",
+            "30000",
+            "how long a follower waits for its leader's answer (beyond the time the leader may "
+            "hold a Fetch) before it drops the connection and asks again on a new one",
+            minimum=1,
+            read_only=True,
+        ),
+        ConfigDef(
             "replica.fetch.backoff.ms",
             _I,
             "50",

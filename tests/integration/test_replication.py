@@ -216,9 +216,17 @@ def test_killing_the_leader_loses_no_acknowledged_write(
     assert values == [b"%d" % i for i in range(200)]  # every ack, once, in order
 
 
+@pytest.mark.parametrize(
+    "slow_ms",
+    [0, 3000],
+    ids=["fast-link", "slow-link"],
+)
 def test_an_old_leaders_uncommitted_records_are_truncated(
-    make_cluster3: Callable[..., Cluster],
+    make_cluster3: Callable[..., Cluster], slow_ms: int
 ) -> None:
+    """``slow-link``: the old leader comes back with its fetching slowed 3 s each way (the
+    lab's ``slow`` fault), so each answer to it takes over 6 s. When the fetcher allowed
+    5 s, its truncation request timed out, it reconnected and asked again, forever."""
     # A long lag time keeps the paused followers in the ISR, as a brief hiccup would.
     cluster = make_cluster3(
         **{"replica.lag.time.max.ms": "20000", "broker.session.timeout.ms": "2000"}
@@ -247,6 +255,8 @@ def test_an_old_leaders_uncommitted_records_are_truncated(
         lambda: (q := partition(cluster, topic))["leader"] in followers and q,
         what="a follower to lead",
     )
+    if slow_ms:
+        cluster.slow(old_leader, slow_ms)
     cluster.start(old_leader)
     truncated = wait_for(
         lambda: [
@@ -254,6 +264,7 @@ def test_an_old_leaders_uncommitted_records_are_truncated(
             for e in cluster.events()
             if e["type"] == "log_truncated" and e["topic"] == topic and e["broker"] == old_leader
         ],
+        timeout_s=60,
         what="the old leader to truncate",
     )
     # The new leader's log ends where the truncation starts. A doomed record that was
@@ -262,7 +273,7 @@ def test_an_old_leaders_uncommitted_records_are_truncated(
     kept = truncated[0]["from_offset"] - 10
     assert 0 <= kept < 5
     assert truncated[0]["to_offset"] == 15
-    wait_for(lambda: fully_replicated(cluster, topic), what="replicas equal again")
+    wait_for(lambda: fully_replicated(cluster, topic), 60, "replicas equal again")
     assert consume_all(cluster, topic, 10 + kept) == [b"committed-%d" % i for i in range(10)] + [
         b"doomed-%d" % i for i in range(kept)
     ]

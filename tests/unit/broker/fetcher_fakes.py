@@ -8,7 +8,10 @@ from types import SimpleNamespace
 from typing import Any
 
 from kafkalite.broker.replica_fetcher import ReplicaFetcher
+from kafkalite.metadata.config_defs import BROKER_CONFIGS
 from kafkalite.metadata.image import MetadataImage
+
+REQUEST_TIMEOUT_MS = int(BROKER_CONFIGS["request.timeout.ms"].default)
 
 
 def empty_replica() -> Any:
@@ -35,4 +38,5 @@ def follower_fetcher(connection: Any, replicas: dict[Any, Any]) -> ReplicaFetche
         image=MetadataImage(),
         emit=lambda *args, **fields: None,
         spawn=lambda coro, name: asyncio.create_task(coro, name=name),
+        request_timeout_s=REQUEST_TIMEOUT_MS / 1000,
     )

@@ -17,7 +17,7 @@ import pytest
 
 from kafkalite.broker.replica_fetcher import ReplicaFetcherManager
 from kafkalite.metadata.image import MetadataImage
-from tests.unit.broker.fetcher_fakes import empty_replica
+from tests.unit.broker.fetcher_fakes import REQUEST_TIMEOUT_MS, empty_replica
 
 pytestmark = [pytest.mark.unit, pytest.mark.timeout(30)]
 
@@ -30,6 +30,7 @@ def manager(replicas: dict[Any, Any]) -> ReplicaFetcherManager:
         image=MetadataImage(),
         emit=lambda *args, **fields: None,
         spawn=lambda coro, name: asyncio.create_task(coro, name=name),
+        request_timeout_ms=REQUEST_TIMEOUT_MS,
         endpoint_overrides="1@127.0.0.1:1",
     )
 
