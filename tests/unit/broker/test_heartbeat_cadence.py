@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from kafkalite.broker.lifecycle import MAX_HEARTBEATS_IN_FLIGHT, BrokerLifecycle
+from tests.support import virtual_time
 
-pytestmark = [pytest.mark.unit, pytest.mark.timeout(30)]
+pytestmark = pytest.mark.unit
 
 INTERVAL_MS = 20
 
@@ -57,13 +58,12 @@ def test_unanswered_heartbeats_do_not_hold_up_the_next() -> None:
             applied_end_offset=lambda: 1,
         )
         loop = asyncio.create_task(lifecycle._heartbeat_loop())
-        await asyncio.sleep(40 * INTERVAL_MS / 1000)
+        await asyncio.sleep(40 * INTERVAL_MS / 1000 + 0.001)
         loop.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await loop
         return controller
 
-    controller = asyncio.run(scenario())
-    # 40 intervals: generous for a loaded machine, far above the 3 sent before the fix
-    assert controller.sent >= 10, f"only {controller.sent} heartbeats in 40 intervals"
+    controller = virtual_time.run(scenario())  # 40 intervals of the loop's virtual time
+    assert controller.sent >= 39, f"only {controller.sent} heartbeats in 40 intervals"
     assert controller.most_waiting <= MAX_HEARTBEATS_IN_FLIGHT, "unanswered ones are abandoned"
