@@ -13,7 +13,9 @@ isolated and which are slow; the daemon re-reads it as it changes, so ``kafkalit
 - a broker that dies (``kill``) has its connections closed by its operating system, and
   the proxies pass the close (or reset) on to the other end at once: that is how the
   active controller knows a killed broker at once. Behind a partition they hold it, as
-  they hold everything, until it heals.
+  they hold everything, until it heals; and what a connection's end had sent into the cut
+  before it ended is dropped with it, never delivered: a crashed broker's last answer
+  (a Fetch response with records only it had) must not reach a follower after the heal.
 - *slow*: every chunk on the broker's replication links (it fetching from leaders) is
   delivered ``slow_ms`` late; throughput is unchanged, latency grows, and the follower
   falls behind under load.
@@ -175,6 +177,11 @@ class LinkProxy:
     def forget(self, connection: _Connection) -> None:
         self._connections.discard(connection)
 
+    def held(self) -> list[bytes]:
+        """The chunks this link holds now, both ways (a cut or slow link holds them; an
+        empty chunk is a connection's end)."""
+        return [chunk for connection in self._connections for chunk in connection.held()]
+
 
 class _Side(asyncio.Protocol):
     """One socket of a proxied connection: what it receives goes into ``pipe``, and
@@ -277,6 +284,10 @@ class _Connection:
         if self.target is None:
             self.proxy.forget(self)
 
+    def held(self) -> list[bytes]:
+        pipes = (side.pipe for side in (self.client, self.target) if side is not None)
+        return [chunk for pipe in pipes if pipe is not None for chunk in pipe.held()]
+
     def _side_lost(self) -> None:
         self._open_sides -= 1
         if self._open_sides == 0:
@@ -307,6 +318,11 @@ class _Pipe:
         self._loop = asyncio.get_running_loop()
 
     def push(self, data: bytes) -> None:
+        if not data and self.proxy.blocked():
+            # the source ended behind the cut (its process died, or closed the socket):
+            # what the cut held from it dies with it, as a crashed machine's unsent bytes
+            # do; only the end of the stream is passed on when the link heals
+            self._held.clear()
         delay = self.proxy.delay_s()
         if not self._held and not delay and not self.proxy.blocked():
             self._deliver(data)
@@ -316,6 +332,9 @@ class _Pipe:
             self._flush()
         else:
             self.update_reading()
+
+    def held(self) -> list[bytes]:
+        return [chunk for _, chunk in self._held]
 
     def sink_full(self, full: bool) -> None:
         self._sink_full = full
@@ -356,12 +375,10 @@ class _Pipe:
             self.sink.close()  # after what it still buffers
 
     def update_reading(self) -> None:
-        """Read the source unless the sink is full, too much is held, or the link is
-        blocked with bytes waiting (a partition passes nothing)."""
-        held = len(self._held)
-        wanted = not self._sink_full and held < QUEUED_CHUNKS
-        if held and self.proxy.blocked():
-            wanted = False
+        """Read the source unless the sink is full or too much is held. A cut link reads
+        on (up to ``QUEUED_CHUNKS``) and holds what it reads, passing nothing: so it
+        sees its source end, and drops what that source had sent into the cut."""
+        wanted = not self._sink_full and len(self._held) < QUEUED_CHUNKS
         if wanted != self._reading and not self.source.is_closing():
             self._reading = wanted
             if wanted:

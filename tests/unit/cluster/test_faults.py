@@ -9,7 +9,7 @@ import signal
 import sys
 import time
 from asyncio.subprocess import PIPE
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -312,3 +312,77 @@ async def test_the_daemon_rereads_faults_json_when_told_not_only_when_it_polls(
         with contextlib.suppress(asyncio.CancelledError):
             await daemon
         server.close()
+
+
+SEND_WHEN_TOLD = """
+import socket, sys, time
+if sys.argv[1] == "connects":
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[2])))
+else:
+    server = socket.create_server(("127.0.0.1", 0))
+    print(server.getsockname()[1], flush=True)
+    s, _ = server.accept()
+print("connected", flush=True)
+sys.stdin.readline()
+s.sendall(b"pay-11")
+print("sent", flush=True)
+time.sleep(60)
+"""
+"""A broker's process at one end of a link: it sends its last answer when told, then is
+killed (it ``connects``, as a follower fetching; or it ``accepts``, as a leader answering)."""
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("dead_end", ["connects", "accepts"])
+async def test_what_a_broker_sent_into_a_cut_dies_with_it(dead_end: str) -> None:
+    """The lead's finding (lab 03): broker 1, isolated, answered broker 2's Fetch with a
+    record only it had, and was killed; the proxy held the answer and delivered it when
+    the network healed, so broker 2 appended a record from a dead leader and the lab's
+    lost write survived. What an end sent into the cut is dropped when that end dies:
+    the other end gets only the close."""
+    accepted: Accepted = asyncio.Queue()
+
+    async def keep(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await accepted.put((reader, writer))
+
+    server = await asyncio.start_server(keep, "127.0.0.1", 0)
+    listen = free_port()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", SEND_WHEN_TOLD, dead_end, str(listen), stdin=PIPE, stdout=PIPE
+    )
+    assert process.stdin is not None and process.stdout is not None
+    if dead_end == "accepts":
+        target = int(await asyncio.wait_for(process.stdout.readline(), 10))
+    else:
+        target = server.sockets[0].getsockname()[1]
+    state = FaultState()
+    proxy = LinkProxy(Link(2, 1, "replication", listen, "127.0.0.1", target), lambda: state)
+    await proxy.start()
+    try:
+        if dead_end == "accepts":
+            reader, writer = await asyncio.open_connection("127.0.0.1", listen)
+        else:
+            reader, writer = await asyncio.wait_for(accepted.get(), 10)
+        assert await asyncio.wait_for(process.stdout.readline(), 10) == b"connected\n"
+        state.partially_partitioned.add(1)
+        process.stdin.write(b"go\n")
+        await wait_until(lambda: proxy.held() == [b"pay-11"], "the cut to hold the answer")
+        process.kill()
+        await process.wait()
+        await wait_until(lambda: b"" in proxy.held(), "the cut to hold the connection's end")
+        state.heal(1)
+        with contextlib.suppress(ConnectionResetError):
+            assert await asyncio.wait_for(reader.read(), 5) == b""
+        writer.close()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        await proxy.stop()
+        server.close()
+
+
+async def wait_until(condition: Callable[[], bool], what: str, timeout_s: float = 5) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {timeout_s} s for {what}"
+        await asyncio.sleep(0.01)
