@@ -12,26 +12,31 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pandas as pd
+from confluent_kafka.admin import AdminClient
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
-from kafka.errors import KafkaError
+from kafka.errors import KafkaError, TopicAlreadyExistsError
 
 from kafkalite.checker.history import check as check_history
 from kafkalite.cluster import BrokerState
 from kafkalite.lab import tables
 from kafkalite.lab.anomalies import CheckResult, lost_values, output_as_log, result_of
 from kafkalite.lab.faults import ObservedCluster
+from kafkalite.lab.group_members import describe_groups
 from kafkalite.lab.history import History, OpKind
 from kafkalite.lab.prediction import Comparison, beside
 from kafkalite.lab.recording import RecordingConsumer, RecordingProducer, read_final_log
 from kafkalite.lab.tables import current_incarnation
 from kafkalite.lab.timeline import build_timeline, plot_timeline
 from kafkalite.lab.watch import offsets_over_time, plot_offsets
+from kafkalite.lab.workers import GroupWorker
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -59,6 +64,7 @@ CONSUMER_DEFAULTS: dict[str, Any] = {
     "metadata_max_age_ms": 5000,
 }
 WAIT_S = 30.0
+CREATE_ATTEMPTS = 3
 FINAL_SAMPLE_TIMEOUT_S = 10.0
 """How long a watch's last sample waits for each broker's answer."""
 
@@ -75,6 +81,8 @@ class Lab:
         self._clients: list[Any] = []
         self._numbers = itertools.count(1)
         self._watches: list[Callable[[float, dict[str, Any]], None]] = []
+        self._workers: list[GroupWorker] = []
+        self._worker_logs: Path | None = None
         """Each running ``watch`` also keeps every snapshot the lab reads meanwhile."""
 
     def __repr__(self) -> str:
@@ -378,11 +386,13 @@ class Lab:
     ) -> None:
         """Create ``name`` afresh (an existing topic of that name is deleted first, so a
         lab re-runs from a clean log) and wait until every partition is led and in sync.
-        ``replicas`` places each partition's replicas, the first as preferred leader."""
-        with self.admin() as admin:
-            exists = name in admin.list_topics()
-        if exists:
-            self._delete_topic(name)
+        ``replicas`` places each partition's replicas, the first as preferred leader.
+
+        A client still open on the old topic (a producer or consumer of an earlier cell)
+        refreshes its metadata every few seconds, and the broker creates a topic it asks
+        for that does not exist (``auto.create.topics.enable``; kafka-python 3.0 asks so
+        whatever its ``allow_auto_create_topics`` says): if it did so between the delete
+        and the create, the topic has the broker's default shape, and is made again."""
         topic = NewTopic(
             name,
             partitions if replicas is None else -1,
@@ -390,22 +400,60 @@ class Lab:
             replica_assignments=None if replicas is None else dict(enumerate(replicas)),
             topic_configs=dict(configs or {}),
         )
-        with self.admin() as admin:
-            admin.create_topics([topic])
+        expected = partitions if replicas is None else len(replicas)
+        sizes = [replication_factor] * expected if replicas is None else list(map(len, replicas))
+        for _ in range(CREATE_ATTEMPTS):
+            with self.admin() as admin:
+                exists = name in admin.list_topics()
+            if exists:
+                self._delete_topic(name)
+            # "already exists": our own first attempt may have created it too (kafka-python
+            # sends CreateTopics again after a NOT_CONTROLLER answer); the shape tells
+            with self.admin() as admin, contextlib.suppress(TopicAlreadyExistsError):
+                admin.create_topics([topic])
+            shape = self.wait_for(
+                lambda: self._settled_shape(name, sizes), WAIT_S, f"{name} to be led"
+            )
+            if shape == sizes:
+                break
+        else:
+            raise LabTimeoutError(
+                f"{name} was made again {CREATE_ATTEMPTS} times by another client as it was "
+                "created: close the producers and consumers still using it, and run again"
+            )
+        self.wait_for(
+            lambda: self._in_sync(name), WAIT_S, f"{name}'s partitions to be led and in sync"
+        )
 
-        def ready() -> bool:
-            rows = self.partitions(name)
-            expected = partitions if replicas is None else len(replicas)
-            led = rows["leader"].notna() & (rows["isr"].map(len) == rows["replicas"].map(len))
-            return len(rows) == expected and bool(led.all())
+    def _settled_shape(self, name: str, sizes: list[int]) -> list[int] | None:
+        """Each partition's replication factor once every partition has a leader; None
+        while the topic is still appearing as asked (``sizes``)."""
+        rows = self.partitions(name).sort_values("partition")
+        if rows.empty or rows["leader"].isna().any():
+            return None
+        shape = list(rows["replicas"].map(len))
+        if len(shape) < len(sizes) and shape == sizes[: len(shape)]:
+            return None  # the rest is on its way
+        return shape
 
-        self.wait_for(ready, WAIT_S, f"{name}'s partitions to be led and in sync")
+    def _in_sync(self, name: str) -> bool:
+        rows = self.partitions(name)
+        return bool((rows["isr"].map(len) == rows["replicas"].map(len)).all())
 
     def _delete_topic(self, name: str) -> None:
-        """Delete ``name`` (its groups' committed offsets go with it, as in Kafka)."""
+        """Delete ``name`` (its groups' committed offsets go with it, as in Kafka). Deleted
+        means that topic id is gone: a client still open may already have made the name
+        again (see ``create_topic``)."""
+        deleted = self._topic_id(name)
         with self.admin() as admin:
             admin.delete_topics([name])
-        self.wait_for(lambda: not self.partitions(name).shape[0], WAIT_S, f"{name} to be deleted")
+        self.wait_for(lambda: self._topic_id(name) != deleted, WAIT_S, f"{name} to be deleted")
+
+    def _topic_id(self, name: str) -> str | None:
+        """The id of the topic called ``name`` now (None: there is none)."""
+        with self.admin() as admin:
+            found = admin.describe_topics([name])[0]
+        return str(found["topic_id"]) if found["error_code"] == 0 else None
 
     def set_config(self, topic: str, configs: Mapping[str, str]) -> None:
         """Change topic settings live (IncrementalAlterConfigs), e.g.
@@ -503,8 +551,49 @@ class Lab:
                 producer.flush(timeout=30)
         return sent
 
+    def group_worker(
+        self,
+        name: str,
+        topic: str,
+        group: str,
+        commit: str = "after",
+        per_record_ms: int = 100,
+        max_poll_records: int = 5,
+        instance_id: str | None = None,
+        assignor: str = "range",
+        session_timeout_ms: int = 6000,
+        freeze_before_commit: int = 0,
+    ) -> GroupWorker:
+        """A member of consumer group ``group`` reading ``topic``, in a process of its own
+        (``kafkalite.lab.group_worker`` says what each option does), so that it can be
+        killed or frozen as a real service is; ``lab.reset()`` stops it."""
+        if self._worker_logs is None:
+            self._worker_logs = Path(tempfile.mkdtemp(prefix="kafkalite-workers-"))
+        args = [
+            *("--bootstrap", self.live_bootstrap_servers(), "--topic", topic, "--group", group),
+            *("--commit", commit, "--per-record-ms", str(per_record_ms)),
+            *("--max-poll-records", str(max_poll_records), "--assignor", assignor),
+            *("--session-timeout-ms", str(session_timeout_ms)),
+            *("--freeze-before-commit", str(freeze_before_commit)),
+            *(("--instance-id", instance_id) if instance_id else ()),
+        ]
+        worker = GroupWorker.start(name, self._worker_logs, args)
+        self._workers.append(worker)
+        return worker
+
+    def members(self, group: str) -> pd.DataFrame:
+        """The group's members now, as its coordinator describes them (DescribeGroups): each
+        one's client id, ``group.instance.id`` (static members) and partitions."""
+        admin = AdminClient({"bootstrap.servers": self.live_bootstrap_servers(), "log_level": 0})
+        views = describe_groups(admin, [group], timeout_s=10)
+        return tables.members_frame(views[0] if views else None)
+
     def close_clients(self) -> None:
-        """Close every producer and consumer this lab made (a stuck one is abandoned)."""
+        """Close every producer and consumer this lab made (a stuck one is abandoned), and
+        stop its group workers."""
+        for worker in self._workers:
+            worker.stop()
+        self._workers.clear()
         for client in self._clients:
             try:
                 client.close(timeout_ms=2000)

@@ -28,11 +28,24 @@ def _as_bytes(value: Any, serializer: Callable[[Any], bytes] | None) -> bytes | 
     return str(value).encode()
 
 
+def never_auto_create(metadata: Any) -> None:
+    """Make a kafka-python client's Metadata requests ask for no topic to be created.
+
+    kafka-python 3.0 builds its ``ClusterMetadata`` without the client's
+    ``allow_auto_create_topics``, so every Metadata request it sends asks the broker to
+    create a missing topic (``auto.create.topics.enable``), whatever that setting says. A
+    client left open on a topic that a lab deletes to create afresh then brings it back in
+    the broker's default shape (one partition, one replica) before the lab can create it.
+    The setting is read where each request is built, so it is set there."""
+    metadata.config["allow_auto_create_topics"] = False
+
+
 class RecordingProducer(KafkaProducer):  # type: ignore[misc]  # kafka-python is untyped
     """A ``KafkaProducer`` whose every send, ack and error lands in ``history``."""
 
     def __init__(self, history: History, **configs: Any) -> None:
         super().__init__(**configs)
+        never_auto_create(self._metadata)
         self.history = history
         self.name: str = self.config["client_id"]
 
@@ -79,6 +92,7 @@ class RecordingConsumer(KafkaConsumer):  # type: ignore[misc]  # kafka-python is
         self.history = history
         self._seeked: set[TopicPartition] = set()
         super().__init__(*topics, **configs)
+        never_auto_create(self._cluster)
         self.name: str = self.config["client_id"]
 
     def _record_read(self, record: Any) -> None:

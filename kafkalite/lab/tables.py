@@ -14,6 +14,8 @@ from typing import Any
 
 import pandas as pd
 
+from kafkalite.lab.group_members import GroupView
+
 REPLICA_COLUMNS = [
     "topic",
     "partition",
@@ -203,3 +205,21 @@ def current_incarnation(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     # each broker reports the creation when it replays it: within moments of each other
     since = max(created) - CREATION_REPORTS_WITHIN_MS
     return [e for e in events if e["time_ms"] >= since]
+
+
+MEMBER_COLUMNS = ["client_id", "group_instance_id", "partitions", "member_id"]
+
+
+def members_frame(group: GroupView | None) -> pd.DataFrame:
+    """One row per member: who it is and which partitions it reads (sorted by client id)."""
+    rows = [
+        {
+            "client_id": m.client_id,
+            "group_instance_id": m.group_instance_id,
+            "partitions": sorted(f"{t}-{p}" for t, p in m.partitions),
+            "member_id": m.member_id,
+        }
+        for m in (group.members if group else ())
+    ]
+    frame = pd.DataFrame(rows, columns=MEMBER_COLUMNS)
+    return frame.sort_values("client_id").reset_index(drop=True)

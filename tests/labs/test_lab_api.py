@@ -136,3 +136,64 @@ def test_the_final_log_reader_follows_a_leader_that_moved_after_it_looked(
 def leader_of(cluster: Cluster, topic: str) -> int | None:
     rows = [p for p in cluster.status()["partitions"] if p["topic"] == topic]
     return rows[0]["leader"] if rows else None
+
+
+def test_a_topic_made_afresh_keeps_its_shape_beside_open_clients(
+    make_cluster3: Callable[..., Cluster], monkeypatch
+) -> None:
+    """A lab run again deletes and re-creates its topics while producers and consumers of
+    earlier cells are still open; their metadata refreshes must not bring the topic back
+    in the broker's default shape (1 partition, 1 replica) before the lab creates it. The
+    lab's clients no longer ask for topics to be created (kafka-python 3.0 ignores its own
+    allow_auto_create_topics), and create_topic checks the shape it got."""
+    cluster = make_cluster3()
+    monkeypatch.setenv(ENV_DIR, cluster.spec.root)
+    lab = kafkalite.lab.connect()
+    try:
+        lab.create_topic("again", 3, 3)
+        producer = lab.producer(acks="all", metadata_max_age_ms=200)
+        producer.send("again", b"x").get(timeout=10)
+        consumer = lab.consumer("again", group_id="again", metadata_max_age_ms=200)
+        consumer.poll(1000)
+        assert producer._metadata.metadata_request().allow_auto_topic_creation is False
+        for _ in range(5):
+            lab.create_topic("again", 3, 3)
+            shape = lab.partitions("again")["replicas"].map(len).tolist()
+            assert shape == [3, 3, 3], f"re-created as {shape}"
+    finally:
+        lab.close()
+
+
+def test_a_group_worker_is_a_member_that_can_be_killed(
+    make_cluster3: Callable[..., Cluster], monkeypatch
+) -> None:
+    """Lab 06's members: two worker processes share a topic's partitions; the one killed
+    hands its partitions to the other, which processes what the dead one had not
+    committed (and nothing is lost)."""
+    cluster = make_cluster3()
+    monkeypatch.setenv(ENV_DIR, cluster.spec.root)
+    lab = kafkalite.lab.connect()
+    try:
+        lab.create_topic("work", 2, 3)
+        history = lab.new_history()
+        producer = lab.producer(acks="all")
+        for i in range(40):
+            producer.send("work", b"job-%d" % i, partition=i % 2)
+        producer.flush()
+        first = lab.group_worker("first", "work", "workers", per_record_ms=100)
+        second = lab.group_worker("second", "work", "workers", per_record_ms=100)
+        lab.wait_for(lambda: first.assignment() and second.assignment(), 60, "both assigned")
+        lab.wait_for(lambda: len(first.uncommitted()) >= 2, what="first mid-batch")
+        first.kill()
+        lab.wait_for(lambda: second.assignment() == [0, 1], 60, "second to take over")
+        lab.wait_for(
+            lambda: len({v for w in (first, second) for v in w.processed()}) == 40, 60, "all"
+        )
+        done = [v.encode() for v in first.processed() + second.processed()]
+        result = lab.check(history, output=done)
+        assert result.counts["lost"] == 0, result
+        assert set(first.uncommitted()) <= set(second.processed())
+        members = lab.members("workers")
+        assert list(members["client_id"]) == ["second"]
+    finally:
+        lab.close()

@@ -30,7 +30,7 @@ MASTERS = sorted((ROOT / "grader" / "masters").glob("*.ipynb"))
 LAB_BUDGET_S = 120
 # Lab 09 starts three JVMs (Spark in the kernel, then a driver process, killed and started
 # again): 66 s on a quiet machine, but each JVM start stretches most under the suite's load.
-LAB_BUDGETS_S = {"09-pyspark-exactly-once": 240}
+LAB_BUDGETS_S = {"09-pyspark-exactly-once": 240, "06-consumer-groups": 240}
 
 
 @pytest.mark.parametrize(

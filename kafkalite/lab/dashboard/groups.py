@@ -16,7 +16,8 @@ from typing import Any
 from confluent_kafka import ConsumerGroupTopicPartitions
 from confluent_kafka.admin import AdminClient
 
-from kafkalite.lab.dashboard.model import GroupMember, GroupOffset, GroupView
+from kafkalite.lab.dashboard.model import GroupOffset
+from kafkalite.lab.group_members import GroupView, describe_groups
 
 GroupOffsets = Mapping[tuple[str, int], list[GroupOffset]]
 
@@ -51,7 +52,7 @@ class GroupOffsetReader:
         and (``latest_groups``) every group's members and their assignment."""
         listed = self._admin.list_consumer_groups(request_timeout=self.timeout_s)
         groups = sorted(g.group_id for g in listed.result(timeout=self.timeout_s * 2).valid)
-        self._groups = self._describe(groups)
+        self._groups = describe_groups(self._admin, groups, self.timeout_s)
         found: dict[tuple[str, int], list[GroupOffset]] = {}
         for group in groups:
             request = [ConsumerGroupTopicPartitions(group)]
@@ -66,31 +67,6 @@ class GroupOffsetReader:
                     )
         self._latest = found
         return found
-
-    def _describe(self, groups: list[str]) -> tuple[GroupView, ...]:
-        if not groups:
-            return ()
-        futures = self._admin.describe_consumer_groups(groups, request_timeout=self.timeout_s)
-        views = []
-        for group in groups:
-            answer: Any = futures[group].result(timeout=self.timeout_s * 2)
-            members = tuple(
-                GroupMember(
-                    client_id=m.client_id,
-                    member_id=m.member_id,
-                    group_instance_id=m.group_instance_id,
-                    partitions=tuple(
-                        (tp.topic, tp.partition)
-                        for tp in (m.assignment.topic_partitions if m.assignment else [])
-                    ),
-                )
-                for m in answer.members
-            )
-            state = getattr(answer.state, "name", str(answer.state))
-            views.append(
-                GroupView(group, _state_name(state), answer.partition_assignor or "", members)
-            )
-        return tuple(views)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="kafkalite-groups", daemon=True)
@@ -107,14 +83,3 @@ class GroupOffsetReader:
             except Exception as exc:  # no coordinator right now: keep the last answer
                 self.last_error = f"{type(exc).__name__}: {exc}"
             self._stopping.wait(self.interval_s)
-
-
-def _state_name(state: str) -> str:
-    """confluent-kafka's enum name (``PREPARING_REBALANCING``) as Kafka spells the state."""
-    return {
-        "STABLE": "Stable",
-        "EMPTY": "Empty",
-        "DEAD": "Dead",
-        "PREPARING_REBALANCING": "PreparingRebalance",
-        "COMPLETING_REBALANCING": "CompletingRebalance",
-    }.get(state, state.title())

@@ -22,6 +22,7 @@ from kafkalite.lab.dashboard.strips import (
     offset_window,
     replica_cells,
 )
+from kafkalite.lab.group_members import GroupView
 
 TRUNCATION_VISIBLE_MS = 60_000
 """How long truncated cells stay visible (struck through) after the truncation."""
@@ -71,32 +72,6 @@ class BrokerCard:
 class GroupOffset:
     group: str
     offset: int
-
-
-@dataclass(frozen=True)
-class GroupMember:
-    """One consumer of a group, as the group coordinator describes it."""
-
-    client_id: str
-    member_id: str
-    group_instance_id: str | None
-    """Set for a static member (KIP-345): it keeps its assignment across a restart."""
-    partitions: tuple[tuple[str, int], ...]
-    """Its assignment: the partitions it reads now."""
-
-
-@dataclass(frozen=True)
-class GroupView:
-    """A consumer group's members and who reads which partition (DescribeGroups)."""
-
-    group: str
-    state: str
-    """Kafka's group states: Empty, PreparingRebalance, CompletingRebalance, Stable, Dead."""
-    assignor: str
-    members: tuple[GroupMember, ...]
-
-    def owner(self, topic: str, partition: int) -> GroupMember | None:
-        return next((m for m in self.members if (topic, partition) in m.partitions), None)
 
 
 @dataclass(frozen=True)

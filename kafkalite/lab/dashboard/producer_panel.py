@@ -16,6 +16,8 @@ from typing import Any
 import ipywidgets as w
 from kafka import KafkaProducer
 
+from kafkalite.lab.recording import never_auto_create
+
 CONTINUOUS_RATE_PER_S = 20
 LABEL_WIDTH = {"description_width": "initial"}
 MAX_BLOCK_MS = 5_000
@@ -109,6 +111,7 @@ class ProducerPanel(w.VBox):  # type: ignore[misc]
                 client_id="kafkalite-dashboard",
                 **settings,
             )
+            never_auto_create(self._producer._metadata)
             self._settings = key
         return self._producer
 

@@ -15,12 +15,11 @@ from html import escape
 from kafkalite.lab.dashboard.model import (
     BrokerCard,
     DashboardState,
-    GroupMember,
-    GroupView,
     PartitionView,
     ReplicaRow,
 )
 from kafkalite.lab.dashboard.strips import Cell
+from kafkalite.lab.group_members import GroupMember, GroupView
 
 SLOT_PX = 16
 LABEL_PX = 220

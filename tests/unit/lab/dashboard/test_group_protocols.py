@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from kafkalite.lab.dashboard.model import DashboardModel, GroupMember, GroupView
+from kafkalite.lab.dashboard.model import DashboardModel
 from kafkalite.lab.dashboard.render import render_html
+from kafkalite.lab.group_members import GroupMember, GroupView
 from tests.unit.lab.dashboard.test_model_synthetic import NOW, snapshot
 
 pytestmark = pytest.mark.unit

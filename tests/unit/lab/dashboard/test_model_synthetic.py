@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from kafkalite.lab.dashboard.feed import Feed, describe
-from kafkalite.lab.dashboard.model import DashboardModel, GroupMember, GroupOffset, GroupView
+from kafkalite.lab.dashboard.model import DashboardModel, GroupOffset
 from kafkalite.lab.dashboard.render import render_html, render_text
 from kafkalite.lab.dashboard.strips import CellKind, offset_window
+from kafkalite.lab.group_members import GroupMember, GroupView
 
 pytestmark = pytest.mark.unit
 
