@@ -276,6 +276,7 @@ def _demo(args: argparse.Namespace) -> int:
             parse_configs(args.config),
             args.ip,
             args.port,
+            _shell(args).command("down"),
         )
     )
     return 0

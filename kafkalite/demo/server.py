@@ -112,9 +112,10 @@ def open_demo(
     configs: dict[str, str] | None = None,
     ip: str = "127.0.0.1",
     port: int = DEFAULT_PORT,
+    stop_command: str = "kafkalite down",
 ) -> str:
     """What ``kafkalite demo`` does: start or reuse the cluster, then serve the presenter;
-    returns what to tell the instructor."""
+    returns what to tell the instructor (``stop_command`` written for their shell)."""
     cluster = open_cluster(cluster_dir, brokers, kafka_port, configs)
     states = ", ".join(f"{b}: {s.value}" for b, s in cluster.broker_states().items())
     brokers_line = f"  brokers:   {cluster.bootstrap_servers}  ({states})"
@@ -136,6 +137,6 @@ def open_demo(
             "  keys:      → next, ← back, R reset (a presentation clicker's keys)",
             brokers_line,
             f"  cluster:   {cluster_dir}  (log: {cluster_dir / LOG_FILE})",
-            f"  stop all:  kafkalite down --dir {cluster_dir}",
+            f"  stop all:  {stop_command}",
         ]
     )

@@ -85,6 +85,27 @@ def test_the_stop_hint_of_up_runs_as_printed(tmp_path: Path) -> None:
     assert "stopped broker 1 (controlled shutdown)" in down.stdout
 
 
+@pytest.mark.parametrize(("served", "stopped"), [("lab", "JupyterLab"), ("demo", "Voilà")])
+def test_the_stop_hint_of_a_served_app_runs_as_printed(
+    tmp_path: Path, served: str, stopped: str
+) -> None:
+    """``make up`` and ``make demo`` run ``.venv/bin/kafkalite lab`` and ``... demo``: the
+    stop line they print stops the app and the cluster from the same shell."""
+    root, labs = tmp_path / "cluster", tmp_path / "labs"
+    labs.mkdir()
+    ports = f"--kafka-port {free_base_port(1)} --port {free_base_port(1)}"
+    where = f"--labs {labs}" if served == "lab" else ""
+    started = typed(f"{PROGRAM} {served} --brokers 1 --dir {root} {ports} {where}")
+    stop = re.search(r"stop (?:both|all):\s+(.+)", started.stdout)
+    down = typed(stop.group(1) if stop else f"{PROGRAM} down --dir {root}")  # cleaned up anyway
+    assert started.returncode == 0, started.stderr
+    assert stop, started.stdout
+    assert stop.group(1) == f"{PROGRAM} down --dir {root}"
+    assert down.returncode == 0, down.stderr
+    assert f"{stopped} stopped" in down.stdout, down.stdout
+    assert "stopped broker 1 (controlled shutdown)" in down.stdout, down.stdout
+
+
 def test_an_error_names_a_program_the_shell_can_run(tmp_path: Path) -> None:
     missing = tmp_path / "nothing-here"
     failed = typed(f"{PROGRAM} status --dir {missing}")
