@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from kio.index import load_request_schema
-from kio.schema.produce.v9.request import ProduceRequest
 
 from kafkalite.broker.handlers.registry import HandlerTable
 from kafkalite.broker.server import KafkaServer
+from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.errors import ErrorCode
 from tests.support.kio_samples import build
 from tests.support.raw import RawConnection, encode_request
@@ -57,7 +57,7 @@ async def failing_server() -> AsyncIterator[tuple[KafkaServer, int, Failing]]:
     table = HandlerTable()
     script = Failing()
 
-    @table.handles(ProduceRequest, 3, 9)
+    @table.handles(ApiKeys.PRODUCE, 3, 9)
     async def produce(ctx: Any, request: Any) -> Any:
         script.seen += 1
         if script.holds:

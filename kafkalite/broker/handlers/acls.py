@@ -10,12 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kio.schema.create_acls.v3.request import CreateAclsRequest
-from kio.schema.delete_acls.v3.request import DeleteAclsRequest
-from kio.schema.describe_acls.v3.request import DescribeAclsRequest
-
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import api
+from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.errors import ErrorCode
 
 DISABLED = "No Authorizer is configured on the broker"
@@ -24,7 +21,7 @@ DISABLED = "No Authorizer is configured on the broker"
 class AclApis:
     """Needs nothing: every answer is SECURITY_DISABLED."""
 
-    @api(DescribeAclsRequest, 1, 3)
+    @api(ApiKeys.DESCRIBE_ACLS, 1, 3)
     async def describe_acls(self, ctx: RequestContext, request: Any) -> Any:
         return ctx.schema.DescribeAclsResponse(
             throttle_time=0,
@@ -33,7 +30,7 @@ class AclApis:
             resources=(),
         )
 
-    @api(CreateAclsRequest, 1, 3)
+    @api(ApiKeys.CREATE_ACLS, 1, 3)
     async def create_acls(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         return s.CreateAclsResponse(
@@ -44,7 +41,7 @@ class AclApis:
             ),
         )
 
-    @api(DeleteAclsRequest, 1, 3)
+    @api(ApiKeys.DELETE_ACLS, 1, 3)
     async def delete_acls(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         return s.DeleteAclsResponse(

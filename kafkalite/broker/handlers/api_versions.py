@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kio.schema.api_versions.v4.request import ApiVersionsRequest
-
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import HandlerTable, api, controller_api
+from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.codec import API_VERSIONS_KEY, encode_response, response_schema
 from kafkalite.protocol.errors import ErrorCode
 
@@ -26,8 +25,8 @@ class ApiVersionsApi:
     def __init__(self, table: HandlerTable) -> None:
         self._table = table
 
-    @api(ApiVersionsRequest, 0, 4)
-    @controller_api(ApiVersionsRequest, 0, 4)
+    @api(ApiKeys.API_VERSIONS, 0, 4)
+    @controller_api(ApiKeys.API_VERSIONS, 0, 4)
     async def api_versions(self, ctx: RequestContext, request: Any) -> Any:
         schema = ctx.schema
         return schema.ApiVersionsResponse(

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from kio.schema.describe_cluster.v2.request import DescribeClusterRequest
-
 from kafkalite.broker.cluster_identity import ClusterIdentity
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import api
 from kafkalite.metadata.image import BrokerRegistration
+from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.errors import ErrorCode
 
 
@@ -29,7 +28,7 @@ class ClusterApi:
             return sorted(self._cluster.image.brokers.values(), key=lambda b: b.broker_id)
         return self._cluster.brokers_for_clients()
 
-    @api(DescribeClusterRequest, 0, 2)
+    @api(ApiKeys.DESCRIBE_CLUSTER, 0, 2)
     async def describe_cluster(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         include_fenced = bool(getattr(request, "include_fenced_brokers", False))

@@ -19,10 +19,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from kio.schema.alter_configs.v2.request import AlterConfigsRequest
-from kio.schema.describe_configs.v4.request import DescribeConfigsRequest
-from kio.schema.incremental_alter_configs.v1.request import IncrementalAlterConfigsRequest
-
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.controller_channel import BROKER_CLIENT_ID_PREFIX, ControllerChannel
 from kafkalite.broker.handlers.registry import api
@@ -45,6 +41,7 @@ from kafkalite.metadata.config_sources import (
     describe_topic,
 )
 from kafkalite.metadata.image import MetadataImage
+from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.errors import ErrorCode
 
 TOPIC = 2
@@ -139,7 +136,7 @@ class ConfigApis:
             configs=configs,
         )
 
-    @api(DescribeConfigsRequest, 1, 4)
+    @api(ApiKeys.DESCRIBE_CONFIGS, 1, 4)
     async def describe_configs(self, ctx: RequestContext, request: Any) -> Any:
         synonyms = bool(getattr(request, "include_synonyms", False))
         return ctx.schema.DescribeConfigsResponse(
@@ -185,7 +182,7 @@ class ConfigApis:
             resource_name=resource.resource_name,
         )
 
-    @api(AlterConfigsRequest, 0, 2, forward=True)
+    @api(ApiKeys.ALTER_CONFIGS, 0, 2, forward=True)
     async def alter_configs(self, ctx: RequestContext, request: Any) -> Any:
         responses = [
             await self._alter(
@@ -229,7 +226,7 @@ class ConfigApis:
             )
         return await self._alter(ctx, resource, changes, False, validate_only)
 
-    @api(IncrementalAlterConfigsRequest, 0, 1, forward=True)
+    @api(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, forward=True)
     async def incremental_alter_configs(self, ctx: RequestContext, request: Any) -> Any:
         responses = [
             await self._alter_incrementally(ctx, r, bool(request.validate_only))

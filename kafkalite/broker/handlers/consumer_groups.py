@@ -13,14 +13,12 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from kio.schema.consumer_group_describe.v1.request import ConsumerGroupDescribeRequest
-from kio.schema.consumer_group_heartbeat.v1.request import ConsumerGroupHeartbeatRequest
-
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import api
 from kafkalite.coordinator.group.consumer_group_heartbeat import HeartbeatRequest
 from kafkalite.coordinator.group.consumer_member import Assignment, assignment
 from kafkalite.coordinator.group.coordinator import GroupCoordinator
+from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.codec import millis
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
@@ -34,7 +32,7 @@ class ConsumerGroupApis:
     def __init__(self, coordinator: GroupCoordinator) -> None:
         self._coordinator = coordinator
 
-    @api(ConsumerGroupHeartbeatRequest, 0, 1)
+    @api(ApiKeys.CONSUMER_GROUP_HEARTBEAT, 0, 1)
     async def consumer_group_heartbeat(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         owned = request.topic_partitions
@@ -76,7 +74,7 @@ class ConsumerGroupApis:
             else s.Assignment(topic_partitions=_topic_partitions(s, answer.assignment)),
         )
 
-    @api(ConsumerGroupDescribeRequest, 0, 1)
+    @api(ApiKeys.CONSUMER_GROUP_DESCRIBE, 0, 1)
     async def consumer_group_describe(self, ctx: RequestContext, request: Any) -> Any:
         return ctx.schema.ConsumerGroupDescribeResponse(
             throttle_time=0, groups=tuple(self._describe(ctx, g) for g in request.group_ids)

@@ -10,16 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from kio.schema.allocate_producer_ids.v0.request import AllocateProducerIdsRequest
-from kio.schema.alter_partition.v2.request import AlterPartitionRequest
-from kio.schema.broker_heartbeat.v0.request import BrokerHeartbeatRequest
-from kio.schema.broker_registration.v0.request import BrokerRegistrationRequest
-
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.controller_service import ControllerService
 from kafkalite.broker.handlers.registry import controller_api
 from kafkalite.broker.raft_quorum import NotControllerError
 from kafkalite.controller.producer_id_control import PRODUCER_ID_BLOCK_SIZE
+from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.errors import ErrorCode
 
 
@@ -31,7 +27,7 @@ class ControllerApis:
     def __init__(self, service: ControllerService) -> None:
         self._service = service
 
-    @controller_api(BrokerRegistrationRequest, 0, 0)
+    @controller_api(ApiKeys.BROKER_REGISTRATION, 0, 0)
     async def broker_registration(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         listener = request.listeners[0]
@@ -52,7 +48,7 @@ class ControllerApis:
             throttle_time=0, error_code=ErrorCode.none, broker_epoch=epoch
         )
 
-    @controller_api(BrokerHeartbeatRequest, 0, 0)
+    @controller_api(ApiKeys.BROKER_HEARTBEAT, 0, 0)
     async def broker_heartbeat(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         self._service.watch_connection(
@@ -82,7 +78,7 @@ class ControllerApis:
             should_shut_down=reply.should_shut_down,
         )
 
-    @controller_api(AllocateProducerIdsRequest, 0, 0)
+    @controller_api(ApiKeys.ALLOCATE_PRODUCER_IDS, 0, 0)
     async def allocate_producer_ids(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         try:
@@ -103,7 +99,7 @@ class ControllerApis:
             producer_id_len=PRODUCER_ID_BLOCK_SIZE,
         )
 
-    @controller_api(AlterPartitionRequest, 2, 2)
+    @controller_api(ApiKeys.ALTER_PARTITION, 2, 2)
     async def alter_partition(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         image = self._service.image  # on the control plane: the controller's

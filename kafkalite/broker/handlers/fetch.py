@@ -17,12 +17,11 @@ import asyncio
 import uuid
 from typing import Any
 
-from kio.schema.fetch.v17.request import FetchRequest
-
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import api
 from kafkalite.broker.replica_manager import FetchRequestPartition, FetchResult, ReplicaManager
 from kafkalite.metadata.image import MetadataImage
+from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.codec import EncodedResponse, millis
 from kafkalite.protocol.errors import ErrorCode
 from kafkalite.protocol.fetch_response import encode_fetch_response
@@ -81,7 +80,7 @@ class FetchApi:
                 )
         return wanted, unknown
 
-    @api(FetchRequest, 4, 17)
+    @api(ApiKeys.FETCH, 4, 17)
     async def fetch(self, ctx: RequestContext, request: Any) -> EncodedResponse:
         replicas = self._replicas
         wanted, unknown = self._partitions(ctx, request)

@@ -19,15 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kio.schema.delete_groups.v2.request import DeleteGroupsRequest
-from kio.schema.describe_groups.v6.request import DescribeGroupsRequest
-from kio.schema.find_coordinator.v6.request import FindCoordinatorRequest
-from kio.schema.heartbeat.v4.request import HeartbeatRequest
-from kio.schema.join_group.v9.request import JoinGroupRequest
-from kio.schema.leave_group.v5.request import LeaveGroupRequest
-from kio.schema.list_groups.v5.request import ListGroupsRequest
-from kio.schema.sync_group.v5.request import SyncGroupRequest
-
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import api
 from kafkalite.broker.internal_topic import InternalTopic
@@ -35,6 +26,7 @@ from kafkalite.coordinator.group.coordinator import GroupCoordinator, JoinReques
 from kafkalite.coordinator.group.group import GroupState
 from kafkalite.coordinator.partitioning import partition_for
 from kafkalite.metadata.image import MetadataImage
+from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.codec import millis
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
@@ -98,7 +90,7 @@ class GroupApis:
             return CoordinatorLocation(ErrorCode.coordinator_not_available)
         return CoordinatorLocation(ErrorCode.none, leader, registration.host, registration.port)
 
-    @api(FindCoordinatorRequest, 0, 6)
+    @api(ApiKeys.FIND_COORDINATOR, 0, 6)
     async def find_coordinator(self, ctx: RequestContext, request: Any) -> Any:
         """One key (v0-3) or a batch of them (v4+), all of the request's key type."""
         s = ctx.schema
@@ -128,7 +120,7 @@ class GroupApis:
             )
         return s.FindCoordinatorResponse(throttle_time=0, coordinators=tuple(coordinators))
 
-    @api(JoinGroupRequest, 0, 9)
+    @api(ApiKeys.JOIN_GROUP, 0, 9)
     async def join_group(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         session_ms = millis(request.session_timeout)
@@ -166,7 +158,7 @@ class GroupApis:
             ),
         )
 
-    @api(SyncGroupRequest, 0, 5)
+    @api(ApiKeys.SYNC_GROUP, 0, 5)
     async def sync_group(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         coordinator = self._coordinator
@@ -190,7 +182,7 @@ class GroupApis:
             protocol_name=group.protocol_name if group else None,
         )
 
-    @api(HeartbeatRequest, 0, 4)
+    @api(ApiKeys.HEARTBEAT, 0, 4)
     async def heartbeat(self, ctx: RequestContext, request: Any) -> Any:
         try:
             self._coordinator.heartbeat(
@@ -206,7 +198,7 @@ class GroupApis:
             error = ErrorCode.none if loading else exc.code
         return ctx.schema.HeartbeatResponse(throttle_time=0, error_code=error)
 
-    @api(LeaveGroupRequest, 0, 5)
+    @api(ApiKeys.LEAVE_GROUP, 0, 5)
     async def leave_group(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         members = getattr(request, "members", None)
@@ -232,7 +224,7 @@ class GroupApis:
             else (),
         )
 
-    @api(ListGroupsRequest, 0, 5)
+    @api(ApiKeys.LIST_GROUPS, 0, 5)
     async def list_groups(self, ctx: RequestContext, request: Any) -> Any:
         """Classic and consumer (KIP-848) groups, filtered by state (v4+, case-insensitive
         as in Kafka) and by type (v5+; an unknown type matches nothing)."""
@@ -321,13 +313,13 @@ class GroupApis:
             authorized_operations=-2147483648,
         )
 
-    @api(DescribeGroupsRequest, 0, 6)
+    @api(ApiKeys.DESCRIBE_GROUPS, 0, 6)
     async def describe_groups(self, ctx: RequestContext, request: Any) -> Any:
         return ctx.schema.DescribeGroupsResponse(
             throttle_time=0, groups=tuple(self._describe(ctx, g) for g in request.groups)
         )
 
-    @api(DeleteGroupsRequest, 0, 2)
+    @api(ApiKeys.DELETE_GROUPS, 0, 2)
     async def delete_groups(self, ctx: RequestContext, request: Any) -> Any:
         """DeleteGroups: an empty group and its committed offsets (NON_EMPTY_GROUP otherwise)."""
         s = ctx.schema

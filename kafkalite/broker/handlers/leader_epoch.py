@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from kio.schema.offset_for_leader_epoch.v4.request import OffsetForLeaderEpochRequest
-
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import api
 from kafkalite.broker.replica_manager import ReplicaManager
+from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
 
@@ -43,7 +42,7 @@ class LeaderEpochApi:
             end_offset=end_offset,
         )
 
-    @api(OffsetForLeaderEpochRequest, 2, 4)
+    @api(ApiKeys.OFFSET_FOR_LEADER_EPOCH, 2, 4)
     async def offset_for_leader_epoch(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         return s.OffsetForLeaderEpochResponse(

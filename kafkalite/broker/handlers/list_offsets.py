@@ -15,11 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from kio.schema.list_offsets.v11.request import ListOffsetsRequest
-
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import api
 from kafkalite.broker.replica_manager import ReplicaManager
+from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 from kafkalite.replication.partition import Partition
 from kafkalite.storage.timestamp_lookup import max_timestamp_offset, offset_for_timestamp
@@ -96,7 +95,7 @@ class ListOffsetsApi:
             leader_epoch=partition.leader_epoch,
         )
 
-    @api(ListOffsetsRequest, 1, 11)
+    @api(ApiKeys.LIST_OFFSETS, 1, 11)
     async def list_offsets(self, ctx: RequestContext, request: Any) -> Any:
         isolation = int(getattr(request, "isolation_level", 0))
         s = ctx.schema

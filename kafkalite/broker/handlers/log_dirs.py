@@ -12,12 +12,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from kio.schema.alter_replica_log_dirs.v2.request import AlterReplicaLogDirsRequest
-from kio.schema.describe_log_dirs.v5.request import DescribeLogDirsRequest
-
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import api
 from kafkalite.broker.replica_manager import ReplicaManager
+from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.errors import ErrorCode
 
 
@@ -28,7 +26,7 @@ class LogDirApis:
         self._replicas = replicas
         self._log_dir = str(log_dir)
 
-    @api(DescribeLogDirsRequest, 1, 5)
+    @api(ApiKeys.DESCRIBE_LOG_DIRS, 1, 5)
     async def describe_log_dirs(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         hosted = self._replicas.partitions
@@ -69,7 +67,7 @@ class LogDirApis:
             ),
         )
 
-    @api(AlterReplicaLogDirsRequest, 1, 2)
+    @api(ApiKeys.ALTER_REPLICA_LOG_DIRS, 1, 2)
     async def alter_replica_log_dirs(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         hosted = self._replicas.partitions

@@ -14,8 +14,6 @@ import contextlib
 import uuid
 from typing import Any
 
-from kio.schema.metadata.v13.request import MetadataRequest
-
 from kafkalite.broker.cluster_identity import ClusterIdentity
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.controller_channel import ControllerChannel
@@ -23,6 +21,7 @@ from kafkalite.broker.handlers.registry import api
 from kafkalite.broker.raft_quorum import NotControllerError
 from kafkalite.controller.topic_control import INTERNAL_TOPICS, CreatableTopic, topic_name_error
 from kafkalite.metadata.image import BrokerRegistration, PartitionRegistration, TopicImage
+from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.codec import EncodedResponse, encode_body, frame_with_body
 from kafkalite.protocol.errors import ErrorCode
 
@@ -107,7 +106,7 @@ class MetadataApi:
             partitions=partitions,
         )
 
-    @api(MetadataRequest, 0, 13)
+    @api(ApiKeys.METADATA, 0, 13)
     async def metadata(self, ctx: RequestContext, request: Any) -> EncodedResponse:
         image = self._image
         names = _requested_names(ctx, request)

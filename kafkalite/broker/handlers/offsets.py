@@ -18,16 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kio.schema.offset_commit.v9.request import OffsetCommitRequest
-from kio.schema.offset_delete.v0.request import OffsetDeleteRequest
-from kio.schema.offset_fetch.v9.request import OffsetFetchRequest
-
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import api
 from kafkalite.coordinator.group.coordinator import GroupCoordinator
 from kafkalite.coordinator.group.offsets_log import CommittedOffset
 from kafkalite.events import EventSink, EventType
 from kafkalite.metadata.image import MetadataImage
+from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
 BATCHED_OFFSET_FETCH_VERSION = 8  # KIP-709: a list of groups, each answered on its own
@@ -58,7 +55,7 @@ class OffsetApis:
         self._emit = emit
         self._now_ms = now_ms
 
-    @api(OffsetCommitRequest, 2, 9)
+    @api(ApiKeys.OFFSET_COMMIT, 2, 9)
     async def offset_commit(self, ctx: RequestContext, request: Any) -> Any:
         """Partitions that do not exist get UNKNOWN_TOPIC_OR_PARTITION (Kafka checks them before
         the group does); the others are committed together, or fail together."""
@@ -142,7 +139,7 @@ class OffsetApis:
             },
         )
 
-    @api(OffsetFetchRequest, 1, 9)
+    @api(ApiKeys.OFFSET_FETCH, 1, 9)
     async def offset_fetch(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         require_stable = bool(getattr(request, "require_stable", False))
@@ -185,7 +182,7 @@ class OffsetApis:
             ),
         )
 
-    @api(OffsetDeleteRequest, 0, 0)
+    @api(ApiKeys.OFFSET_DELETE, 0, 0)
     async def offset_delete(self, ctx: RequestContext, request: Any) -> Any:
         """OffsetDelete: forget committed offsets of topics the group no longer consumes."""
         s = ctx.schema

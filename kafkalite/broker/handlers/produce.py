@@ -24,8 +24,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from kio.schema.produce.v11.request import ProduceRequest
-
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers import leader_discovery
 from kafkalite.broker.handlers.leader_discovery import LeaderDiscovery
@@ -34,6 +32,7 @@ from kafkalite.broker.replica_manager import ProduceResult, ReplicaManager
 from kafkalite.broker.transaction_verification import RETRIABLE, TransactionVerifier
 from kafkalite.controller.topic_control import INTERNAL_TOPICS
 from kafkalite.metadata.image import MetadataImage
+from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.codec import EncodedResponse, millis
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 from kafkalite.protocol.produce_response import encode_produce_response
@@ -125,7 +124,7 @@ class ProduceApi:
             for tp in opening
         }
 
-    @api(ProduceRequest, 3, 11)
+    @api(ApiKeys.PRODUCE, 3, 11)
     async def produce(self, ctx: RequestContext, request: Any) -> Any:
         replicas = self._replicas
         acks = int(request.acks)

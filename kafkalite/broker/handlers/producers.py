@@ -13,9 +13,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from kio.schema.describe_producers.v0.request import DescribeProducersRequest
-from kio.schema.init_producer_id.v4.request import InitProducerIdRequest
-
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import api
 from kafkalite.broker.handlers.transactions import fenced_for
@@ -23,6 +20,7 @@ from kafkalite.broker.replica_manager import ReplicaManager
 from kafkalite.coordinator.transaction.coordinator import TransactionCoordinator
 from kafkalite.coordinator.transaction.operations import ProducerIdAndEpoch
 from kafkalite.events import EventSink, EventType
+from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.codec import millis
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
@@ -43,7 +41,7 @@ class ProducerApis:
         self._replicas = replicas
         self._emit = emit
 
-    @api(InitProducerIdRequest, 0, 5)
+    @api(ApiKeys.INIT_PRODUCER_ID, 0, 5)
     async def init_producer_id(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         if request.transactional_id is not None:
@@ -112,7 +110,7 @@ class ProducerApis:
             active_producers=producers,
         )
 
-    @api(DescribeProducersRequest, 0, 0)
+    @api(ApiKeys.DESCRIBE_PRODUCERS, 0, 0)
     async def describe_producers(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         return s.DescribeProducersResponse(

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import Any
 
 from kio.schema.begin_quorum_epoch.v0.request import BeginQuorumEpochRequest
-from kio.schema.describe_quorum.v2.request import DescribeQuorumRequest
 from kio.schema.end_quorum_epoch.v0.request import EndQuorumEpochRequest
 from kio.schema.fetch.v15.request import FetchRequest as QuorumFetchRequest
 from kio.schema.fetch_snapshot.v0.request import FetchSnapshotRequest
@@ -21,6 +20,7 @@ from kio.schema.vote.v2.request import VoteRequest
 from kafkalite.broker.context import Connection, RequestContext
 from kafkalite.broker.handlers.registry import api, controller_api
 from kafkalite.broker.raft_quorum import RaftQuorum, VoterAddress
+from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.errors import ErrorCode
 from kafkalite.raft import messages as m
 from kafkalite.raft import wire
@@ -53,20 +53,20 @@ class QuorumApis:
         self._voters = voters
         self._watch_connection = watch_connection
 
-    @controller_api(VoteRequest, VoteRequest.__version__, VoteRequest.__version__)
+    @controller_api(ApiKeys.VOTE, VoteRequest.__version__, VoteRequest.__version__)
     @controller_api(
-        BeginQuorumEpochRequest,
+        ApiKeys.BEGIN_QUORUM_EPOCH,
         BeginQuorumEpochRequest.__version__,
         BeginQuorumEpochRequest.__version__,
     )
     @controller_api(
-        EndQuorumEpochRequest, EndQuorumEpochRequest.__version__, EndQuorumEpochRequest.__version__
+        ApiKeys.END_QUORUM_EPOCH,
+        EndQuorumEpochRequest.__version__,
+        EndQuorumEpochRequest.__version__,
     )
+    @controller_api(ApiKeys.FETCH, QuorumFetchRequest.__version__, QuorumFetchRequest.__version__)
     @controller_api(
-        QuorumFetchRequest, QuorumFetchRequest.__version__, QuorumFetchRequest.__version__
-    )
-    @controller_api(
-        FetchSnapshotRequest, FetchSnapshotRequest.__version__, FetchSnapshotRequest.__version__
+        ApiKeys.FETCH_SNAPSHOT, FetchSnapshotRequest.__version__, FetchSnapshotRequest.__version__
     )
     async def quorum_rpc(self, ctx: RequestContext, request: Any) -> Any:
         message = wire.decode(request)
@@ -76,8 +76,8 @@ class QuorumApis:
         response = await quorum.handle_request(source, ctx.request.correlation_id, message)
         return wire.encode(response, quorum.cluster_id)
 
-    @api(DescribeQuorumRequest, 0, 2, forward=True)
-    @controller_api(DescribeQuorumRequest, 0, 2)
+    @api(ApiKeys.DESCRIBE_QUORUM, 0, 2, forward=True)
+    @controller_api(ApiKeys.DESCRIBE_QUORUM, 0, 2)
     async def describe_quorum(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         info = self._quorum.view.info

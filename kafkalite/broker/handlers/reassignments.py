@@ -10,15 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from kio.schema.alter_partition_reassignments.v1.request import AlterPartitionReassignmentsRequest
-from kio.schema.list_partition_reassignments.v0.request import ListPartitionReassignmentsRequest
-
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.controller_channel import ControllerChannel
 from kafkalite.broker.handlers.registry import api
 from kafkalite.controller.reassignment import original_replicas
 from kafkalite.controller.results import ApiResult
 from kafkalite.metadata.image import MetadataImage
+from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.errors import ErrorCode
 
 
@@ -41,7 +39,7 @@ class ReassignmentApis:
             f"to {len(target)}.",
         )
 
-    @api(AlterPartitionReassignmentsRequest, 0, 1, forward=True)
+    @api(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, 0, 1, forward=True)
     async def alter_partition_reassignments(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         allow_rf_change = bool(getattr(request, "allow_replication_factor_change", True))
@@ -85,7 +83,7 @@ class ReassignmentApis:
             ),
         )
 
-    @api(ListPartitionReassignmentsRequest, 0, 0)
+    @api(ApiKeys.LIST_PARTITION_REASSIGNMENTS, 0, 0)
     async def list_partition_reassignments(self, ctx: RequestContext, request: Any) -> Any:
         """Every reassignment under way, or those of the partitions asked for."""
         s = ctx.schema

@@ -10,11 +10,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from kio.schema.delete_records.v2.request import DeleteRecordsRequest
-
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import api
 from kafkalite.broker.replica_manager import ReplicaManager
+from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.codec import millis
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
@@ -47,7 +46,7 @@ class DeleteRecordsApi:
             error_code=error,
         )
 
-    @api(DeleteRecordsRequest, 0, 2)
+    @api(ApiKeys.DELETE_RECORDS, 0, 2)
     async def delete_records(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         timeout_s = max(millis(request.timeout), 0) / 1000

@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from kio.static.protocol import RequestPayload
+from kafkalite.protocol.api_keys import ApiKeys
 
 if TYPE_CHECKING:
     from kafkalite.broker.context import RequestContext
@@ -71,13 +71,13 @@ _MARKS: dict[Callable[..., Any], list[ApiSpec]] = {}
 
 def _mark(
     listener: Listener,
-    request_type: type[RequestPayload],
+    api_key: ApiKeys,
     min_version: int,
     max_version: int,
     forward: bool,
 ) -> Callable[[F], F]:
     def mark(fn: F) -> F:
-        spec = ApiSpec(listener, request_type.__api_key__, min_version, max_version, forward)
+        spec = ApiSpec(listener, api_key, min_version, max_version, forward)
         _MARKS.setdefault(fn, []).append(spec)
         return fn
 
@@ -85,18 +85,16 @@ def _mark(
 
 
 def api(
-    request_type: type[RequestPayload], min_version: int, max_version: int, *, forward: bool = False
+    api_key: ApiKeys, min_version: int, max_version: int, *, forward: bool = False
 ) -> Callable[[F], F]:
-    """Mark a method as the client listener's handler of ``request_type``'s API (any
-    version's class names it, e.g. ``ProduceRequest``) for the given version range."""
-    return _mark(Listener.CLIENT, request_type, min_version, max_version, forward)
+    """Mark a method as the client listener's handler of an API (``ApiKeys.PRODUCE``)
+    for the given version range."""
+    return _mark(Listener.CLIENT, api_key, min_version, max_version, forward)
 
 
-def controller_api(
-    request_type: type[RequestPayload], min_version: int, max_version: int
-) -> Callable[[F], F]:
-    """Mark a method as the controller listener's handler of ``request_type``'s API."""
-    return _mark(Listener.CONTROLLER, request_type, min_version, max_version, False)
+def controller_api(api_key: ApiKeys, min_version: int, max_version: int) -> Callable[[F], F]:
+    """Mark a method as the controller listener's handler of an API."""
+    return _mark(Listener.CONTROLLER, api_key, min_version, max_version, False)
 
 
 def api_specs(family: type) -> Iterator[tuple[str, ApiSpec]]:
@@ -111,17 +109,17 @@ class HandlerTable(dict[int, Handler]):
 
     def handles(
         self,
-        request_type: type[RequestPayload],
+        api_key: ApiKeys,
         min_version: int,
         max_version: int,
         *,
         forward: bool = False,
     ) -> Callable[[HandlerFn], HandlerFn]:
-        """Register ``fn`` as the handler of ``request_type``'s API for the given version
-        range (a table built by hand, as tests do)."""
+        """Register ``fn`` as the handler of an API for the given version range (a table
+        built by hand, as tests do)."""
 
         def register(fn: HandlerFn) -> HandlerFn:
-            self.add(Handler(request_type.__api_key__, min_version, max_version, fn, forward))
+            self.add(Handler(api_key, min_version, max_version, fn, forward))
             return fn
 
         return register
@@ -136,9 +134,9 @@ class HandlerTable(dict[int, Handler]):
                     Handler(spec.api_key, spec.min_version, spec.max_version, fn, spec.forward)
                 )
 
-    def of(self, request_type: type[RequestPayload]) -> Handler:
-        """The handler of ``request_type``'s API."""
-        return self[request_type.__api_key__]
+    def of(self, api_key: ApiKeys) -> Handler:
+        """The handler of an API."""
+        return self[api_key]
 
     def add(self, handler: Handler) -> None:
         if handler.api_key in self:

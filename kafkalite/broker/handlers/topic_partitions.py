@@ -11,13 +11,12 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from kio.schema.describe_topic_partitions.v0.request import DescribeTopicPartitionsRequest
-
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.metadata import ZERO_UUID, partition_fields
 from kafkalite.broker.handlers.registry import api
 from kafkalite.controller.topic_control import INTERNAL_TOPICS
 from kafkalite.metadata.image import MetadataImage
+from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.errors import ErrorCode
 
 Page = list[tuple[str, list[int]]]
@@ -60,7 +59,7 @@ class TopicPartitionsApi:
     def __init__(self, image: MetadataImage) -> None:
         self._image = image
 
-    @api(DescribeTopicPartitionsRequest, 0, 0)
+    @api(ApiKeys.DESCRIBE_TOPIC_PARTITIONS, 0, 0)
     async def describe_topic_partitions(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         image = self._image

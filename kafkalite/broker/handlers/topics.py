@@ -15,16 +15,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from kio.schema.create_partitions.v3.request import CreatePartitionsRequest
-from kio.schema.create_topics.v7.request import CreateTopicsRequest
-from kio.schema.delete_topics.v6.request import DeleteTopicsRequest
-from kio.schema.elect_leaders.v2.request import ElectLeadersRequest
-
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.controller_channel import ControllerChannel
 from kafkalite.broker.handlers.registry import api
 from kafkalite.controller.topic_control import CreatableTopic
 from kafkalite.metadata.image import MetadataImage
+from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.codec import millis
 from kafkalite.protocol.errors import ErrorCode
 
@@ -130,7 +126,7 @@ class TopicApis:
         self._controller = controller
         self._image = image
 
-    @api(CreateTopicsRequest, 2, 7, forward=True)
+    @api(ApiKeys.CREATE_TOPICS, 2, 7, forward=True)
     async def create_topics(self, ctx: RequestContext, request: Any) -> Any:
         created = await self._controller.create_topics(
             [_creatable(t) for t in request.topics],
@@ -166,7 +162,7 @@ class TopicApis:
             )
         return s.CreateTopicsResponse(throttle_time=0, topics=tuple(results))
 
-    @api(DeleteTopicsRequest, 1, 6, forward=True)
+    @api(ApiKeys.DELETE_TOPICS, 1, 6, forward=True)
     async def delete_topics(self, ctx: RequestContext, request: Any) -> Any:
         image = self._image
         id_names = {topic_id: t.name for topic_id, t in image.topics_by_id.items()}
@@ -194,7 +190,7 @@ class TopicApis:
         ]
         return s.DeleteTopicsResponse(throttle_time=0, responses=tuple(results))
 
-    @api(CreatePartitionsRequest, 0, 3, forward=True)
+    @api(ApiKeys.CREATE_PARTITIONS, 0, 3, forward=True)
     async def create_partitions(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         results = []
@@ -218,7 +214,7 @@ class TopicApis:
             )
         return s.CreatePartitionsResponse(throttle_time=0, results=tuple(results))
 
-    @api(ElectLeadersRequest, 0, 2, forward=True)
+    @api(ApiKeys.ELECT_LEADERS, 0, 2, forward=True)
     async def elect_leaders(self, ctx: RequestContext, request: Any) -> Any:
         """Preferred or (v1+) unclean leader election; null partitions means all of them."""
         s = ctx.schema

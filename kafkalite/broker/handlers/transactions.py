@@ -19,12 +19,6 @@ import datetime
 from collections.abc import Callable
 from typing import Any
 
-from kio.schema.add_offsets_to_txn.v3.request import AddOffsetsToTxnRequest
-from kio.schema.add_partitions_to_txn.v5.request import AddPartitionsToTxnRequest
-from kio.schema.describe_transactions.v0.request import DescribeTransactionsRequest
-from kio.schema.end_txn.v3.request import EndTxnRequest
-from kio.schema.list_transactions.v1.request import ListTransactionsRequest
-
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import api
 from kafkalite.broker.internal_topic import InternalTopic
@@ -33,6 +27,7 @@ from kafkalite.coordinator.partitioning import partition_for
 from kafkalite.coordinator.transaction.coordinator import TransactionCoordinator
 from kafkalite.coordinator.transaction.state import TransactionState
 from kafkalite.metadata.image import MetadataImage
+from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 from kafkalite.topic_partition import TopicPartition
 
@@ -92,7 +87,7 @@ class TransactionApis:
         )
         return dict.fromkeys(wanted, fenced_for(version, first_version_with_fenced, error))
 
-    @api(AddPartitionsToTxnRequest, 0, 5)
+    @api(ApiKeys.ADD_PARTITIONS_TO_TXN, 0, 5)
     async def add_partitions_to_txn(self, ctx: RequestContext, request: Any) -> Any:
         """v0-3: a producer adds partitions to its transaction. v4+ (KIP-890), sent by
         partition leaders: a batch of transactions, each either added to or, with
@@ -138,7 +133,7 @@ class TransactionApis:
             throttle_time=0, error_code=ErrorCode.none, results_by_transaction=tuple(results)
         )
 
-    @api(AddOffsetsToTxnRequest, 0, 4)
+    @api(ApiKeys.ADD_OFFSETS_TO_TXN, 0, 4)
     async def add_offsets_to_txn(self, ctx: RequestContext, request: Any) -> Any:
         """The group's ``__consumer_offsets`` partition joins the transaction, so that the
         offsets the producer commits there (TxnOffsetCommit) get its marker too."""
@@ -157,7 +152,7 @@ class TransactionApis:
             throttle_time=0, error_code=fenced_for(ctx.version, 2, error)
         )
 
-    @api(EndTxnRequest, 0, 4)
+    @api(ApiKeys.END_TXN, 0, 4)
     async def end_txn(self, ctx: RequestContext, request: Any) -> Any:
         error = await self._coordinator.handle_end_transaction(
             request.transactional_id,
@@ -169,7 +164,7 @@ class TransactionApis:
             throttle_time=0, error_code=fenced_for(ctx.version, 2, error)
         )
 
-    @api(ListTransactionsRequest, 0, 1)
+    @api(ApiKeys.LIST_TRANSACTIONS, 0, 1)
     async def list_transactions(self, ctx: RequestContext, request: Any) -> Any:
         """The transactions this broker coordinates, filtered by state, producer id and (v1)
         running for at least ``duration_filter`` ms."""
@@ -210,7 +205,7 @@ class TransactionApis:
             ),
         )
 
-    @api(DescribeTransactionsRequest, 0, 0)
+    @api(ApiKeys.DESCRIBE_TRANSACTIONS, 0, 0)
     async def describe_transactions(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
 

@@ -8,13 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kio.schema.txn_offset_commit.v3.request import TxnOffsetCommitRequest
-
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import api
 from kafkalite.broker.handlers.transactions import fenced_for
 from kafkalite.coordinator.group.coordinator import GroupCoordinator
 from kafkalite.coordinator.group.offsets_log import CommittedOffset
+from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
 
@@ -25,7 +24,7 @@ class TxnOffsetCommitApi:
         self._coordinator = coordinator
         self._now_ms = now_ms
 
-    @api(TxnOffsetCommitRequest, 0, 4)
+    @api(ApiKeys.TXN_OFFSET_COMMIT, 0, 4)
     async def txn_offset_commit(self, ctx: RequestContext, request: Any) -> Any:
         s = ctx.schema
         now = self._now_ms()

@@ -15,14 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kio.schema.write_txn_markers.v1.request import WriteTxnMarkersRequest
-
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handlers.registry import api
 from kafkalite.broker.replica_manager import ProduceResult, ReplicaManager
 from kafkalite.broker.transaction_verification import VerificationGuards
 from kafkalite.coordinator.group.coordinator import GroupCoordinator
 from kafkalite.coordinator.group.offsets_log import OFFSETS_TOPIC
+from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.control_records import end_txn_marker_batch
 from kafkalite.protocol.errors import ErrorCode
 from kafkalite.storage.producer_state import AppendOrigin
@@ -46,7 +45,7 @@ class WriteTxnMarkersApi:
         self._now_ms = now_ms
         self._verification_guards = verification_guards
 
-    @api(WriteTxnMarkersRequest, 1, 1)
+    @api(ApiKeys.WRITE_TXN_MARKERS, 1, 1)
     async def write_txn_markers(self, ctx: RequestContext, request: Any) -> Any:
         replicas = self._replicas
         appended: list[tuple[Any, str, int, ProduceResult]] = []

@@ -12,13 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kio.schema.api_versions.v4.request import ApiVersionsRequest
-from kio.schema.create_topics.v5.request import CreateTopicsRequest
-from kio.schema.produce.v9.request import ProduceRequest
+from kio.schema.index import api_key_map
 
 from kafkalite.broker.broker import Broker, BrokerConfig
 from kafkalite.broker.handlers import AclApis, handler_tables, served_apis
 from kafkalite.broker.handlers.registry import Handler, Listener
+from kafkalite.protocol.api_keys import ApiKeys
 
 pytestmark = pytest.mark.unit
 
@@ -49,16 +48,22 @@ def test_the_tables_serve_what_the_handler_classes_declare(tmp_path: Path) -> No
     forwarded = {h.api_key for h in client.values() if h.forward}
     assert set(controller) == {s[0] for s in declared[Listener.CONTROLLER]} | forwarded
     # a forwarded request is served on the controller listener by the client's handler
-    assert controller.of(CreateTopicsRequest) is client.of(CreateTopicsRequest)
-    assert _owner(controller.of(ApiVersionsRequest)) is _owner(client.of(ApiVersionsRequest))
+    assert controller.of(ApiKeys.CREATE_TOPICS) is client.of(ApiKeys.CREATE_TOPICS)
+    assert _owner(controller.of(ApiKeys.API_VERSIONS)) is _owner(client.of(ApiKeys.API_VERSIONS))
 
 
 def test_handlers_are_bound_to_the_components_the_broker_made(tmp_path: Path) -> None:
     broker = _broker(tmp_path)
-    produce = _owner(broker.server.handlers.of(ProduceRequest))
+    produce = _owner(broker.server.handlers.of(ApiKeys.PRODUCE))
     assert produce._replicas is broker.replica_manager
 
 
 def test_a_missing_handler_family_is_refused() -> None:
     with pytest.raises(ValueError, match="missing"):
         handler_tables([AclApis()])
+
+
+def test_api_keys_are_kafkas() -> None:
+    """Each key a handler is registered under is the API kio (Kafka's schemas) gives it."""
+    for key in ApiKeys:
+        assert api_key_map[key] == key.name.lower()
