@@ -17,6 +17,7 @@ broker's data directory (a pid may be another process's after a restart of the m
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
@@ -57,6 +58,10 @@ def main() -> int:
             print(f"error: {data_dir} is not on the launcher's command line", file=sys.stderr)
             return 2
     sys.stdout.flush()
+    # what the import made, out of every broker's collections: each broker's first full
+    # collection (gc_pauses.freeze_startup_objects) then scans only what it made itself
+    gc.collect()
+    gc.freeze()
     pids = []
     for request in requests:
         pid = os.fork()
@@ -68,4 +73,9 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # without finalizing: tearing down what the import made took 60-80 ms of a start that
+    # waits for this process to exit, and this process holds nothing to close
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

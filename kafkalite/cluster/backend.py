@@ -44,7 +44,9 @@ class ClusterBackend(Protocol):
     # ---- the network between brokers ------------------------------------------------
 
     def start_network(self, spec: ClusterSpec) -> None:
-        """Whatever lets brokers reach each other with faults in between (before brokers)."""
+        """Whatever lets brokers reach each other with faults in between (before brokers).
+        It may still be starting when this returns: the next ``start_all`` waits for it
+        before any broker runs."""
 
     def stop_network(self, spec: ClusterSpec) -> None: ...
 

@@ -64,32 +64,47 @@ LAUNCH_TIMEOUT_S = 120.0  # the launcher's imports: ~1 s of CPU, far longer on a
 class LocalProcessBackend:
     ready_timeout_s = 30.0
 
+    def __init__(self) -> None:
+        # the link-proxy daemon start_network started and nobody has seen listening yet
+        # (its last port, its process): start_all waits for it before forking brokers
+        self._network_starting: tuple[int, subprocess.Popen[bytes]] | None = None
+
     def start(self, broker: BrokerSpec, configs: dict[str, str]) -> None:
         self.start_all([(broker, configs)])
 
     def start_all(self, brokers: list[tuple[BrokerSpec, dict[str, str]]]) -> None:
         """Fork every broker from one Python that imported the broker once
         (``kafkalite.broker.launcher``): three imports of ~1.1 s of CPU each were most of
-        a 3-broker start on two cores. The brokers are detached: no one's children. Their
-        command line (the launcher's) names their data directories, which ``_process``
-        checks."""
+        a 3-broker start on two cores. The launcher imports while the link-proxy daemon
+        starts (each on its own core), and is told which brokers to fork once the links
+        listen, so that no broker meets a link that is not there yet. The brokers are
+        detached: no one's children. Their command line (the launcher's) names their data
+        directories, which ``_process`` checks."""
         requests = []
         for broker, configs in brokers:
             data_dir = Path(broker.data_dir)
             data_dir.mkdir(parents=True, exist_ok=True)
             requests.append({"args": _broker_args(broker, configs), "log": str(data_dir / LOG)})
         data_dirs = [str(Path(broker.data_dir)) for broker, _ in brokers]
-        launched = subprocess.run(
+        launcher = subprocess.Popen(
             [sys.executable, "-m", "kafkalite.broker.launcher", *data_dirs],
-            input=json.dumps(requests),
-            capture_output=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=LAUNCH_TIMEOUT_S,
-            check=False,
         )
-        if launched.returncode != 0:
-            raise ClusterError(f"the brokers could not be started: {launched.stderr[-2000:]}")
-        pids: list[int] = json.loads(launched.stdout.splitlines()[-1])
+        try:
+            if self._network_starting is not None:
+                _wait_listening(*self._network_starting)
+                self._network_starting = None
+            out, err = launcher.communicate(json.dumps(requests), timeout=LAUNCH_TIMEOUT_S)
+        except BaseException:
+            launcher.kill()
+            launcher.wait()
+            raise
+        if launcher.returncode != 0:
+            raise ClusterError(f"the brokers could not be started: {err[-2000:]}")
+        pids: list[int] = json.loads(out.splitlines()[-1])
         for (broker, _), pid in zip(brokers, pids, strict=True):
             broker.pid = pid
             broker.stopped = False
@@ -153,7 +168,7 @@ class LocalProcessBackend:
                 start_new_session=True,
             )
         spec.links_pid = process.pid
-        _wait_listening(links[-1].listen_port, process)
+        self._network_starting = (links[-1].listen_port, process)  # start_all waits for it
 
     def stop_network(self, spec: ClusterSpec) -> None:
         if spec.links_pid is None:
