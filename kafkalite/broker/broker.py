@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafkalite.broker.apis import broker_handlers
+from kafkalite.broker.broker_state import BrokerState, BrokerStateMachine
 from kafkalite.broker.consumer_group_settings import ImageTopics, consumer_group_config
 from kafkalite.broker.control_plane import ControlPlane
 from kafkalite.broker.controller_channel import ControllerChannel
@@ -115,7 +116,10 @@ class Broker:
         self.broker_id = config.broker_id
         self.now_ms = now_ms
         self.cluster_id = _cluster_id(config.data_dir)
-        self.events = EventLog(config.broker_id, now_ms)
+        self.state = BrokerStateMachine()
+        self.events = EventLog(
+            config.broker_id, now_ms, replaying=lambda: self.state.replaying_metadata
+        )
         self.supervisor = TaskSupervisor(_halt)
         self.image = MetadataImage()
         self.logs = LogManager(config.data_dir / "logs", LogConfig(), now_ms)
@@ -128,44 +132,13 @@ class Broker:
             f"broker-{config.broker_id}-control", self.supervisor.spawn
         )
         self.loop_lag = LoopLagMonitor()
+        voters = self.voters
         controller_images = ControllerImage()
         """The controller's own images, replayed on the control plane: it decides against
         them and snapshots the committed one, never the main loop's image."""
-        voters = self.voters
-        self.quorum = RaftQuorum(
-            config.broker_id,
-            voters,
-            config.data_dir / "metadata",
-            RaftConfig.from_properties(config.overrides),
-            self.cluster_id,
-            self.events.emit,
-            controller_images.committed.to_records,
-            config.static_int("metadata.log.max.record.bytes.between.snapshots"),
-        )
-        self.quorum.register(controller_images.replay_committed)
-        self.quorum.on_snapshot(controller_images.load_snapshot)
-        self.metadata_publisher = MetadataPublisher(
-            self.control_plane.to_main, self.supervisor.on_death
-        )
-        publish = self.metadata_publisher.publish
-        self.quorum.register(lambda offset, record: publish(self._on_commit, offset, record))
-        self.quorum.on_snapshot(lambda offset, records: publish(self._on_snapshot, offset, records))
-        self.quorum.on_applied(lambda end: publish(self._on_applied, end))
-        self.controller = ControllerChannel(
-            config.broker_id,
-            self.quorum,
-            ControllerService(
-                self.quorum,
-                controller_images,
-                self.quorum.clock.now,
-                self.supervisor.spawn,
-                self.events.emit,
-            ),
-            voters,
-            self.control_plane,
-            lambda: self.applied_end_offset,
-        )
-        self.log_cleaner = LogCleanerManager(self.replica_manager, self.image, self.events, now_ms)
+        self.quorum = self._make_quorum(voters, controller_images)
+        self.metadata_publisher = self._publish_committed_metadata()
+        self.controller = self._make_controller(voters, controller_images)
         self.lifecycle = BrokerLifecycle(
             config.broker_id,
             self.advertised,
@@ -175,17 +148,89 @@ class Broker:
             self.supervisor.spawn,
             lambda: self.applied_end_offset,
         )
-        self.fetchers = ReplicaFetcherManager(
-            config.broker_id,
+        self.log_cleaner = LogCleanerManager(self.replica_manager, self.image, self.events, now_ms)
+        self.fetchers = self._make_fetchers()
+        self.isr_manager = self._make_isr_manager()
+        self.producer_ids = ProducerIdManager(
+            lambda: self.controller.allocate_producer_ids(self.broker_id, self.broker_epoch)
+        )
+        self.group_offsets = BrokerOffsetsTopic(
+            self.image, self.replica_manager, self.controller, cluster_size=len(voters)
+        )
+        self.group_coordinator = self._make_group_coordinator()
+        self.txn_state_topic = BrokerTransactionStateTopic(
+            self.image, self.replica_manager, self.controller, cluster_size=len(voters)
+        )
+        self.txn_markers = BrokerMarkerChannel(config.broker_id, self.image, self.fetchers.endpoint)
+        self.txn_coordinator = self._make_txn_coordinator()
+        self.server, self.controller_server = self._make_servers()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._stopped = asyncio.Event()
+
+    # ---- factories: each part, built from the parts made before it --------------------
+
+    def _make_quorum(
+        self, voters: dict[int, VoterAddress], controller_images: ControllerImage
+    ) -> RaftQuorum:
+        """The metadata quorum, feeding what it commits to the controller's images."""
+        quorum = RaftQuorum(
+            self.broker_id,
+            voters,
+            self.config.data_dir / "metadata",
+            RaftConfig.from_properties(self.config.overrides),
+            self.cluster_id,
+            self.events.emit,
+            controller_images.committed.to_records,
+            self.config.static_int("metadata.log.max.record.bytes.between.snapshots"),
+        )
+        quorum.register(controller_images.replay_committed)
+        quorum.on_snapshot(controller_images.load_snapshot)
+        return quorum
+
+    def _publish_committed_metadata(self) -> MetadataPublisher:
+        """The one hand-off of metadata from the control plane to the main loop: committed
+        records, snapshots and the applied offset, in commit order."""
+        publisher = MetadataPublisher(self.control_plane.to_main, self.supervisor.on_death)
+        publish = publisher.publish
+        self.quorum.register(lambda offset, record: publish(self._on_commit, offset, record))
+        self.quorum.on_snapshot(lambda offset, records: publish(self._on_snapshot, offset, records))
+        self.quorum.on_applied(lambda end: publish(self._on_applied, end))
+        return publisher
+
+    def _make_controller(
+        self, voters: dict[int, VoterAddress], controller_images: ControllerImage
+    ) -> ControllerChannel:
+        """The way to the active controller: in-process when this broker leads the quorum."""
+        service = ControllerService(
+            self.quorum,
+            controller_images,
+            self.quorum.clock.now,
+            self.supervisor.spawn,
+            self.events.emit,
+        )
+        return ControllerChannel(
+            self.broker_id,
+            self.quorum,
+            service,
+            voters,
+            self.control_plane,
+            lambda: self.applied_end_offset,
+        )
+
+    def _make_fetchers(self) -> ReplicaFetcherManager:
+        return ReplicaFetcherManager(
+            self.broker_id,
             self.replica_manager,
             self.image,
             self.events.emit,
             self.supervisor.spawn,
-            config.static_int("request.timeout.ms"),
-            config.overrides.get("replica.fetch.endpoints", ""),
+            self.config.static_int("request.timeout.ms"),
+            self.config.overrides.get("replica.fetch.endpoints", ""),
         )
-        self.isr_manager = IsrManager(
-            config.broker_id,
+
+    def _make_isr_manager(self) -> IsrManager:
+        return IsrManager(
+            self.broker_id,
             lambda: self.broker_epoch,
             self.replica_manager,
             self.image,
@@ -194,50 +239,50 @@ class Broker:
             now_ms,
             self.supervisor.spawn,
         )
-        self.producer_ids = ProducerIdManager(
-            lambda: self.controller.allocate_producer_ids(self.broker_id, self.broker_epoch)
-        )
-        self.group_offsets = BrokerOffsetsTopic(
-            self.image, self.replica_manager, self.controller, cluster_size=len(voters)
-        )
-        self.group_coordinator = GroupCoordinator(
+
+    def _make_group_coordinator(self) -> GroupCoordinator:
+        """Group settings are read from the image when used: a changed one takes effect."""
+        image = self.image
+        return GroupCoordinator(
             self.group_offsets,
             now_ms,
             self.events.emit,
-            lambda: self.image.broker_int("group.min.session.timeout.ms"),
-            lambda: self.image.broker_int("group.max.session.timeout.ms"),
-            lambda: self.image.broker_int("group.initial.rebalance.delay.ms"),
-            topics=ImageTopics(self.image),
-            consumer_config=consumer_group_config(self.image),
+            lambda: image.broker_int("group.min.session.timeout.ms"),
+            lambda: image.broker_int("group.max.session.timeout.ms"),
+            lambda: image.broker_int("group.initial.rebalance.delay.ms"),
+            topics=ImageTopics(image),
+            consumer_config=consumer_group_config(image),
         )
-        self.txn_state_topic = BrokerTransactionStateTopic(
-            self.image, self.replica_manager, self.controller, cluster_size=len(voters)
-        )
-        self.txn_markers = BrokerMarkerChannel(config.broker_id, self.image, self.fetchers.endpoint)
-        self.txn_coordinator = TransactionCoordinator(
+
+    def _make_txn_coordinator(self) -> TransactionCoordinator:
+        image = self.image
+        return TransactionCoordinator(
             self.txn_state_topic,
             self.txn_markers,
             self.producer_ids.next_id,
             now_ms,
             self.events.emit,
             TransactionConfig(
-                lambda: self.image.broker_int("transaction.max.timeout.ms"),
-                lambda: self.image.broker_int(
+                lambda: image.broker_int("transaction.max.timeout.ms"),
+                lambda: image.broker_int(
                     "transaction.abort.timed.out.transaction.cleanup.interval.ms"
                 ),
             ),
         )
-        max_request_bytes = config.static_int("socket.request.max.bytes")
+
+    def _make_servers(self) -> tuple[KafkaServer, KafkaServer]:
+        """The client listener (main loop) and the controller listener (control plane;
+        forwarded admin requests it serves run on the main loop)."""
+        max_request_bytes = self.config.static_int("socket.request.max.bytes")
         client_handlers, controller_handlers = broker_handlers(self)
-        self.server = KafkaServer(max_request_bytes, client_handlers, forward_to=self.controller)
-        self.controller_server = KafkaServer(
+        client = KafkaServer(max_request_bytes, client_handlers, forward_to=self.controller)
+        controller = KafkaServer(
             max_request_bytes,
             controller_handlers,
             concurrent=True,
             run_on_main=self.control_plane.run_on_main,
         )
-        self._tasks: list[asyncio.Task[None]] = []
-        self._stopped = asyncio.Event()
+        return client, controller
 
     @property
     def advertised(self) -> tuple[str, int]:
@@ -267,7 +312,7 @@ class Broker:
         return self.lifecycle.broker_epoch
 
     async def start(self) -> None:
-        self.events.replaying = True
+        self.state.move_to(BrokerState.STARTING)
         self.control_plane.start()
         self._tasks.append(self.supervisor.spawn(self.loop_lag.run(), "loop-lag"))
         caught_up = await self.control_plane.run(self._start_control_plane())
@@ -276,7 +321,7 @@ class Broker:
         # the replayed records built the image only: local logs follow the final image at
         # once, so a topic deleted and created again under its name keeps its new log
         self.replica_manager.reconcile()
-        self.events.replaying = False
+        self.state.move_to(BrokerState.RECOVERY)
         await self.lifecycle.register()
         self.lifecycle.start()  # heartbeats from now on: the session starts at registration
         await self._apply_static_overrides()
@@ -288,6 +333,7 @@ class Broker:
         self.txn_coordinator.start(self.supervisor.spawn)
         self.isr_manager.start()
         self.fetchers.schedule_sync()
+        self.state.move_to(BrokerState.RUNNING)
         self.events.emit(EventType.BROKER_STARTED, broker_epoch=self.broker_epoch)
 
     async def _start_control_plane(self) -> int:
@@ -338,7 +384,7 @@ class Broker:
     def _on_snapshot(self, offset: int, records: list[MetadataRecord]) -> None:
         """A snapshot replaces the image: replay it into a fresh one, then reconcile."""
         self.image.reload(offset, records)
-        if not self.events.replaying:  # a starting broker reconciles once, caught up
+        if not self.state.replaying_metadata:  # a starting broker reconciles once, caught up
             self.replica_manager.reconcile()
             self.fetchers.schedule_sync()
         self._leaderships_changed()
@@ -364,7 +410,7 @@ class Broker:
             case PartitionRecord() | PartitionChangeRecord():
                 topic = self.image.topics_by_id[record.topic_id]
                 after = topic.partitions[record.partition]
-                if not self.events.replaying:
+                if not self.state.replaying_metadata:
                     self.replica_manager.apply_partition(
                         topic.name, record.partition, after, topic.topic_id
                     )
@@ -383,7 +429,7 @@ class Broker:
             case UnfenceBrokerRecord():
                 self.events.emit(EventType.BROKER_UNFENCED, broker_id=record.broker_id)
             case RemoveTopicRecord() if removed is not None:
-                if not self.events.replaying:
+                if not self.state.replaying_metadata:
                     self.replica_manager.remove_topic(removed)
                 self.group_coordinator.on_topic_deleted(removed)
                 self.events.emit(EventType.TOPIC_DELETED, topic=removed)
@@ -425,9 +471,11 @@ class Broker:
         await _bounded("heartbeats", self.lifecycle.stop(), 0.5)
         await _bounded("background tasks", self._cancel_tasks(), 0.5)
         if self.broker_epoch >= 0 and await self.control_plane.run(self._quorum_reachable()):
+            self.state.move_to(BrokerState.PENDING_CONTROLLED_SHUTDOWN)
             await _bounded("controlled shutdown", self.lifecycle.shut_down(), 1.5)
         elif self.broker_epoch >= 0:
             log.info("controlled shutdown skipped: no quorum of controllers can answer")
+        self.state.move_to(BrokerState.SHUTTING_DOWN)
         await _bounded("client listener", self.server.stop(), 1.0)
         await _bounded("group coordinator", self.group_coordinator.stop(), 0.5)
         await _bounded("transaction coordinator", self.txn_coordinator.stop(), 0.5)

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 RECENT_ABORTED = 100
+STATE_EVENTS = 100
+"""How many of the newest events ``/state`` carries (``/events?since=N`` has the rest)."""
 
 
 def broker_state(broker: Broker, gc_state: dict[str, Any]) -> dict[str, Any]:
@@ -104,7 +106,7 @@ def broker_state(broker: Broker, gc_state: dict[str, Any]) -> dict[str, Any]:
         "partitions": partitions,
         "transactions": coordinated_transactions(broker.txn_coordinator, broker.broker_id),
         "groups": group_views(broker.group_coordinator, broker.broker_id),
-        "events": broker.events.since(0)[-100:],
+        "events": broker.events.last(STATE_EVENTS),
     }
 
 

@@ -325,12 +325,6 @@ class Log:
         total += sum(s.size for s in self.segments[first + 1 : last])
         return total + self.segments[last].position_for(end_offset)
 
-    def batches_from(self, offset: int) -> Iterator[tuple[LogSegment, RecordBatchHeader]]:
-        for segment in self.segments[self.segment_index(offset) :]:
-            for _, header in segment.scan(0):
-                if header.last_offset >= offset:
-                    yield segment, header
-
     def batches_between(
         self, start: int, end: int
     ) -> Iterator[tuple[RecordBatchHeader, list[Record]]]:
@@ -345,15 +339,6 @@ class Log:
             for pos, header in iter_batches(data):
                 yield header, [r for r in decode_records(data, pos) if position <= r.offset < end]
                 position = header.next_offset
-
-    def records_between(self, start: int, end: int) -> Iterator[Record]:
-        """Decoded records of uncompressed, non-control batches in [start, end).
-
-        Only for the broker's own internal logs (metadata, group offsets), never the hot path.
-        """
-        for header, records in self.batches_between(start, end):
-            if not header.is_control:
-                yield from records
 
     def collect_aborted_transactions(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
         """Aborted transactions with records in ``[start_offset, end_offset)``: what a

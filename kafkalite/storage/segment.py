@@ -297,11 +297,3 @@ class LogSegment:
         """``size`` bytes from ``position``, not read: a slice that stays readable after
         this segment is closed or deleted (see ``file_records``)."""
         return FileRecords(os.dup(self._fd), position, size)
-
-    def first_offset_at_or_after_time(self, timestamp: int) -> tuple[int, int] | None:
-        if self.max_timestamp < timestamp:
-            return None
-        for _, header in self.scan(0):
-            if header.max_timestamp >= timestamp:
-                return max(header.base_offset, self.base_offset), header.max_timestamp
-        return None
