@@ -33,6 +33,10 @@ class GroupWorker:
     def start(cls, name: str, log_dir: Path, args: list[str]) -> GroupWorker:
         log_path = log_dir / f"{name}.jsonl"
         stderr_path = log_dir / f"{name}.stderr"
+        # a worker of a name used before (a cell run again, a demo's next run) starts with
+        # an empty log: the old one's lines would read as this worker's assignment
+        log_path.unlink(missing_ok=True)
+        stderr_path.unlink(missing_ok=True)
         with stderr_path.open("ab") as err:
             process = subprocess.Popen(
                 [sys.executable, "-m", "kafkalite.lab.group_worker", "--name", name,
