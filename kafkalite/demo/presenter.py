@@ -1,9 +1,13 @@
 """The presenter app: a scenario's steps, the live cluster, and the keys that drive them.
 
-What a projector shows, top to bottom, at 1280x720: the scenario picker and the keys; the
-step's sentence (or the question to the class, on yellow); what the step did, read off
-the cluster; at the end the run's timeline and the checker's verdict; the state that
-matters, in words; the dashboard of the scenario's partitions only, scaled up.
+What a projector shows at 1280x720: across the top, the scenario picker and the keys, the
+step's sentence (or the question to the class, on yellow) and what the step did, read off
+the cluster (at the end, the checker's verdict); below, side by side, the dashboard of the
+scenario's partitions only, scaled up (the brokers' cards and the offset strips), and a
+column with the state that matters in words and the dashboard's event feed and consumer
+groups. At the end the run's timeline takes the dashboard's place, drawn at its width:
+stacked under the strips it went below the bottom edge, and in the side column its
+labels were too small to read from the back of a room.
 
 The state lives in a :class:`~kafkalite.demo.steps.Stepper`; this module only turns keys
 into its commands, carries them out on a worker thread (so the page stays live while a
@@ -30,36 +34,44 @@ from kafkalite.lab.dashboard.feed import Feed
 from kafkalite.lab.lab import Lab
 
 SCALE = 1.3
-"""The dashboard's cards, strips and feed on a projector: 1.3 times a laptop's."""
-WINDOW_CELLS = 20
-"""Offsets drawn per partition: the newest 20 fit 1280 pixels at ``SCALE``."""
+"""The dashboard's cards, strips and feed on a projector: 1.3 times a laptop's (CSS
+``zoom``, so the pixel sizes the dashboard's renderer writes inline grow with it)."""
+WINDOW_CELLS = 18
+"""Offsets drawn per partition: the newest 18 fit the left column at ``SCALE``."""
+SIDE_PX = 430
+"""The side column: the words, the feed and the groups."""
 
-STYLE = """<style>
-body, .jp-Notebook, .jp-Cell, .jp-OutputArea-output { margin: 0 !important;
-  padding: 0 !important; }
-.kl-demo { font-family: "DejaVu Sans", Arial, sans-serif; padding: 6px 14px; color: #111;
-  max-width: 1280px; }
-.kl-demo-bar { align-items: center; }
-.kl-demo-bar .widget-button { font-size: 16px; height: 34px; }
-.kl-demo-bar select { font-size: 16px; height: 34px; }
-.kl-demo-head { font-size: 16px; color: #444; margin-left: 12px; }
-.kl-demo-say { font-size: 27px; line-height: 1.25; font-weight: 600; margin: 6px 0 2px; }
-.kl-demo-say.kl-question { background: #fff3cd; border-left: 10px solid #f9a825;
-  padding: 4px 12px; }
-.kl-demo-say .kl-ask { display: block; font-size: 17px; font-weight: 700; color: #8d6e00; }
-.kl-demo-outcome { font-size: 20px; line-height: 1.3; color: #0d47a1; margin: 2px 0; }
-.kl-demo-outcome .kl-verdict { font-size: 24px; font-weight: 700; }
-.kl-demo-outcome .kl-verdict.kl-valid { color: #1b5e20; }
-.kl-demo-outcome .kl-verdict.kl-anomaly { color: #b71c1c; }
-.kl-demo-outcome .kl-error { color: #b71c1c; }
-.kl-demo-words { font-size: 16px; line-height: 1.3; color: #222; border-top: 1px solid #ccc;
-  padding-top: 3px; }
-.kl-demo .kl-feed { max-height: 90px !important; }
-.kl-demo .kl-card .widget-hbox, .kl-demo .kl-heal-all { display: none !important; }
-.kl-demo-table { font-size: 22px; border-collapse: collapse; margin: 6px 0; }
-.kl-demo-table td, .kl-demo-table th { border: 1px solid #999; padding: 4px 14px;
-  text-align: left; }
-.kl-demo-table th { background: #eee; }
+STYLE = f"""<style>
+body, .jp-Notebook, .jp-Cell, .jp-OutputArea-output {{ margin: 0 !important;
+  padding: 0 !important; }}
+.kl-demo {{ font-family: "DejaVu Sans", Arial, sans-serif; padding: 6px 14px; color: #111;
+  max-width: 1280px; box-sizing: border-box; }}
+.kl-demo-bar {{ align-items: center; }}
+.kl-demo-bar .widget-button {{ font-size: 16px; height: 34px; }}
+.kl-demo-bar select {{ font-size: 16px; height: 34px; }}
+.kl-demo-head {{ font-size: 16px; color: #444; margin-left: 12px; }}
+.kl-demo-say {{ font-size: 27px; line-height: 1.25; font-weight: 600; margin: 6px 0 2px; }}
+.kl-demo-say.kl-question {{ background: #fff3cd; border-left: 10px solid #f9a825;
+  padding: 4px 12px; }}
+.kl-demo-say .kl-ask {{ display: block; font-size: 17px; font-weight: 700; color: #8d6e00; }}
+.kl-demo-outcome {{ font-size: 20px; line-height: 1.3; color: #0d47a1; margin: 2px 0; }}
+.kl-demo-outcome .kl-verdict {{ font-size: 24px; font-weight: 700; }}
+.kl-demo-outcome .kl-verdict.kl-valid {{ color: #1b5e20; }}
+.kl-demo-outcome .kl-verdict.kl-anomaly {{ color: #b71c1c; }}
+.kl-demo-outcome .kl-error {{ color: #b71c1c; }}
+.kl-demo-main {{ gap: 12px; border-top: 1px solid #ccc; padding-top: 4px; }}
+.kl-demo-left {{ flex: 1 1 auto; min-width: 0; }}
+.kl-demo-side {{ flex: 0 0 {SIDE_PX}px; width: {SIDE_PX}px; }}
+.kl-demo-left img {{ max-width: 100%; }}
+.kl-demo-words {{ font-size: 17px; line-height: 1.3; color: #222; }}
+.kl-demo-words p {{ margin: 0 0 4px; }}
+.kl-demo-picture, .kl-demo .kl-panels {{ zoom: {SCALE:g}; }}
+.kl-demo .kl-feed {{ max-height: 90px !important; }}
+.kl-demo .kl-card .widget-hbox {{ display: none !important; }}
+.kl-demo-table {{ font-size: 22px; border-collapse: collapse; margin: 6px 0; }}
+.kl-demo-table td, .kl-demo-table th {{ border: 1px solid #999; padding: 4px 14px;
+  text-align: left; }}
+.kl-demo-table th {{ background: #eee; }}
 </style>"""
 TABLE_HEAD = ("partition", "replica", "role", "its log holds")
 
@@ -67,7 +79,7 @@ TABLE_HEAD = ("partition", "replica", "role", "its log holds")
 class Presenter:
     """``Presenter(lab, "committed")`` opens at a scenario; display ``presenter.widget``."""
 
-    def __init__(self, lab: Lab, first: str | None = None, scale: float = SCALE) -> None:
+    def __init__(self, lab: Lab, first: str | None = None) -> None:
         self.lab = lab
         self._lock = threading.RLock()
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kafkalite-demo")
@@ -75,7 +87,7 @@ class Presenter:
         self.stepper: Stepper | None = None
         self.model = DashboardModel(shown_topics=frozenset(), window_cells=WINDOW_CELLS)
         self.dashboard = Dashboard(
-            lab.cluster, model=self.model, scale=scale, panels=False, on_state=self._on_state
+            lab.cluster, model=self.model, panels=False, on_state=self._on_state
         )
         self.picker = w.Dropdown(
             options=[(info.title, info.slug) for info in SCENARIOS],
@@ -93,25 +105,26 @@ class Presenter:
         self.head = w.HTML()
         self.say = w.HTML()
         self.outcome = w.HTML()
-        self.figure = w.Image(format="png", layout=w.Layout(display="none", max_width="760px"))
+        self.figure = w.Image(format="png", layout=w.Layout(display="none"))
         self.words = w.HTML()
-        for widget, name in ((self.say, "say"), (self.outcome, "outcome"), (self.words, "words")):
+        self.table = w.HTML(layout=w.Layout(display="none"))
+        self.picture = w.VBox([w.HBox(list(self.dashboard.cards.values())), self.dashboard.strips])
+        for widget, name in (
+            (self.say, "say"),
+            (self.outcome, "outcome"),
+            (self.words, "words"),
+            (self.picture, "picture"),
+        ):
             widget.add_class(f"kl-demo-{name}")
         self.keys = KeyListener(self.press)
         bar = w.HBox([self.picker, *buttons.values(), self.head])
         bar.add_class("kl-demo-bar")
-        self.widget = w.VBox(
-            [
-                w.HTML(STYLE),
-                self.keys,
-                bar,
-                self.say,
-                self.outcome,
-                self.figure,
-                self.words,
-                self.dashboard.widget,
-            ]
-        )
+        left = w.VBox([self.table, self.picture, self.figure])
+        side = w.VBox([self.words, self.dashboard.panels])
+        main = w.HBox([left, side])
+        for widget, name in ((left, "left"), (side, "side"), (main, "main")):
+            widget.add_class(f"kl-demo-{name}")
+        self.widget = w.VBox([w.HTML(STYLE), self.keys, bar, self.say, self.outcome, main])
         self.widget.add_class("kl-demo")
         self.picker.value = scenario_info(first).slug if first else SCENARIOS[0].slug
         self.open(self.picker.value)
@@ -185,12 +198,12 @@ class Presenter:
         scenario = self.scenario
         if scenario is None:
             return
-        if self._blind():
-            html = _table(words.replica_table(state))
-        else:
-            html = "<br>".join(escape(line) for line in scenario.words(state))
-        if self.words.value != html:
-            self.words.value = html
+        blind = self._blind()
+        table = _table(words.replica_table(state)) if blind else ""
+        said = "" if blind else "".join(f"<p>{escape(line)}</p>" for line in scenario.words(state))
+        for widget, html in ((self.table, table), (self.words, said)):
+            if widget.value != html:
+                widget.value = html
 
     def _draw(self) -> None:
         stepper, scenario = self.stepper, self.scenario
@@ -218,7 +231,10 @@ class Presenter:
             self.say.remove_class("kl-question")
         if stepper.phase == Phase.FAILED:
             self.outcome.value += f'<div class="kl-error">{escape(stepper.error or "")}</div>'
-        self.dashboard.widget.layout.display = "none" if self._blind() else ""
+        blind = self._blind()
+        ending = self.figure.layout.display != "none"
+        self.picture.layout.display = "none" if blind or ending else ""
+        self.table.layout.display = "" if blind else "none"
         if self.dashboard.state is not None:
             self._on_state(self.dashboard.state)
 
@@ -232,11 +248,10 @@ class Presenter:
                 + html
             )
         self.outcome.value = html
+        shown = outcome.figure_png is not None
         if outcome.figure_png is not None:
             self.figure.value = outcome.figure_png
-            self.figure.layout.display = ""
-        else:
-            self.figure.layout.display = "none"
+        self.figure.layout.display = "" if shown else "none"
 
     @staticmethod
     def _state_element(stepper: Stepper, slug: str) -> str:

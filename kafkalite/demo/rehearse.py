@@ -33,9 +33,11 @@ def rehearse(
             step = stepper.steps[stepper.index if command is None else command.step or 0]
             say(f"  {'?' if step.question else '→'} {step.say}")
             if command is not None:
+                began = time.monotonic()
                 scenario.carry_out(stepper, command)
                 if stepper.outcome is not None and stepper.phase == Phase.READY:
-                    say(f"      {stepper.outcome.text or stepper.outcome.verdict or ''}")
+                    text = stepper.outcome.text or stepper.outcome.verdict or ""
+                    say(f"      ({time.monotonic() - began:.1f} s) {text}")
                     if stepper.outcome.verdict and stepper.outcome.text:
                         say(f"      {stepper.outcome.verdict}")
         if stepper.phase != Phase.READY:

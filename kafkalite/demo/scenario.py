@@ -29,7 +29,16 @@ from kafkalite.lab.lab import Lab
 from kafkalite.lab.recording import RecordingProducer
 
 STOP_TIMEOUT_S = 60.0
-TIMELINE_DPI = 80
+TIMELINE_DPI = 110
+"""The ending's timeline drawn at 110 pixels an inch: its 8- to 12-point labels are 13 to 18
+pixels tall on a 1280x720 projector (at 80, in a narrow column, 8 to 11: unreadable from
+the back of a room)."""
+TIMELINE_FONT_PT = 12
+"""matplotlib's 10 points for a notebook, 12 for a projector (the timeline's labels are
+sized relative to it)."""
+TIMELINE_SIZE_PX = (800, 400)
+"""The presenter's dashboard column (1280 pixels less the side column), whose place the
+timeline takes at the end: drawn that size, not shrunk to it, so its labels keep theirs."""
 
 
 class BackgroundWrites:
@@ -140,10 +149,13 @@ class Scenario:
     ) -> Outcome:
         """The ending: the run's timeline (writes, errors, faults, elections) and what the
         history checker found."""
-        figure = self.lab.timeline(history or self.history, title)
-        figure.set_size_inches(9, 2.6)
         png = io.BytesIO()
-        figure.savefig(png, format="png", dpi=TIMELINE_DPI, bbox_inches="tight")
+        with plt.rc_context({"font.size": TIMELINE_FONT_PT}):
+            figure = self.lab.timeline(history or self.history, title)
+            figure.set_size_inches(
+                TIMELINE_SIZE_PX[0] / TIMELINE_DPI, TIMELINE_SIZE_PX[1] / TIMELINE_DPI
+            )
+            figure.savefig(png, format="png", dpi=TIMELINE_DPI, bbox_inches="tight")
         plt.close(figure)
         return Outcome(
             text=text,

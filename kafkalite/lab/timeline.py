@@ -185,9 +185,16 @@ def plot_timeline(timeline: Timeline, title: str | None = None) -> Figure:
             axis.axvline(t, color="black", linestyle="--", linewidth=0.9)
     top = rate.get_ylim()[1]
     for begin, _, label in timeline.faults:
-        rate.text(begin, top, label, va="top", fontsize=8)
-    for t, label in timeline.leader_changes:
-        rate.text(t, top * 0.85, " " + label, va="top", fontsize=7, rotation=0)
+        rate.text(begin, top, label, va="top", fontsize="small")
+    middle = sum(rate.get_xlim()) / 2
+    for i, (t, label) in enumerate(timeline.leader_changes):
+        # a change in the right half is labelled to the left of its line: inside the axes;
+        # one change after another on alternate heights: a failover's two (the new leader,
+        # then the old one back) come seconds apart and their labels overlapped
+        right = t > middle
+        text = label + " " if right else " " + label
+        height = top * (0.85 if i % 2 == 0 else 0.7)
+        rate.text(t, height, text, va="top", ha="right" if right else "left", fontsize="x-small")
     if timeline.longest_gap is not None and timeline.longest_gap_s > 0:
         a, b = timeline.longest_gap
         rate.annotate(
@@ -196,7 +203,10 @@ def plot_timeline(timeline: Timeline, title: str | None = None) -> Figure:
             xytext=(b, top * 0.5),
             arrowprops={"arrowstyle": "<->", "color": "grey"},
         )
-        rate.text((a + b) / 2, top * 0.52, f"no ack for {b - a:.2f} s", ha="center", fontsize=8)
-    rate.legend(loc="upper right", fontsize=8)
+        rate.text(
+            (a + b) / 2, top * 0.52, f"no ack for {b - a:.2f} s", ha="center", fontsize="small"
+        )
+    # below the figure, where no fault or leader label is: inside the axes it covered them
+    figure.legend(loc="outside lower center", ncols=2, fontsize="small", frameon=False)
     figure.suptitle(title or "writes over time")
     return figure

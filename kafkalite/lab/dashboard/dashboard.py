@@ -43,9 +43,10 @@ class Dashboard:
     stops the background threads (they are daemons, so a kernel never waits for them).
 
     For a presenter (``kafkalite demo``): ``model`` chooses what is drawn (its
-    ``shown_topics`` and ``window_cells``), ``scale`` enlarges everything for a projector,
-    ``panels=False`` leaves out the producer and topic panels, and ``on_state`` hears each
-    refreshed state (to name it in words beside the picture).
+    ``shown_topics`` and ``window_cells``), ``panels=False`` leaves out the producer and
+    topic panels, and ``on_state`` hears each refreshed state (to name it in words beside
+    the picture). A presenter lays out the parts itself (``cards``, ``strips``, ``panels``)
+    instead of ``widget``.
 
     A kernel keeps one live dashboard per cluster: running the cell again (or another
     ``lab.dashboard()``) closes the previous one, whose view keeps its last picture, so
@@ -58,7 +59,6 @@ class Dashboard:
         topic: str = "",
         live: bool = True,
         model: DashboardModel | None = None,
-        scale: float = 1.0,
         panels: bool = True,
         on_state: Callable[[DashboardState], None] | None = None,
     ) -> None:
@@ -98,12 +98,9 @@ class Dashboard:
                 w.HBox([*self.cards.values(), self.heal_all]),
                 self.strips,
                 self.panels,
-                *([_zoom(scale)] if scale != 1.0 else []),
             ]
         )
         self.widget.add_class("kl-dashboard")
-        if scale != 1.0:
-            self.widget.add_class("kl-scaled")
         self.poller = Poller(cluster, self.model, self._show, interval_s, groups=self.groups)
         self.poller.refresh()  # the first picture is there before the cell returns
         if live:
@@ -208,12 +205,6 @@ class Snapshot:
 
     def __repr__(self) -> str:
         return render_text(self.state)
-
-
-def _zoom(scale: float) -> w.HTML:
-    """A presenter's scale: the cards, strips and feed drawn ``scale`` times larger (CSS
-    ``zoom``, so the pixel sizes the renderer writes inline grow with it)."""
-    return w.HTML(f"<style>.kl-dashboard.kl-scaled {{ zoom: {scale:g}; }}</style>")
 
 
 def _set(widget: w.Widget, name: str, value: str) -> None:

@@ -3,8 +3,12 @@ election is marked, acks resume; the longest gap without an ack is the outage.""
 
 from __future__ import annotations
 
-import pytest
+import itertools
 
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+from kafkalite.demo.scenario import TIMELINE_DPI, TIMELINE_SIZE_PX
 from kafkalite.lab.faults import FaultWindow
 from kafkalite.lab.history import History, Op, OpKind
 from kafkalite.lab.timeline import build_timeline, plot_timeline
@@ -125,3 +129,28 @@ def test_an_unclean_election_is_marked_once_as_unclean():
     }
     timeline = build_timeline(failover_history(), events=[elected, unclean])
     assert timeline.leader_changes == [(pytest.approx(2.005), "orders-0 → 2 (unclean), epoch 5")]
+
+
+def test_labels_stay_inside_the_plot_apart_and_clear_of_the_legend():
+    """A leader change late in the run was labelled past the axes' right edge, under the
+    legend (the presenter's timeline showed it cut and covered); a failover's two changes,
+    seconds apart, were labelled over each other (the presenter's acks-1 ending)."""
+    late = [
+        {**EVENTS[0], "seq": 5, "time_ms": (T0 + 3.3) * 1000},
+        {**EVENTS[0], "seq": 6, "time_ms": (T0 + 3.7) * 1000, "leader": 1, "leader_epoch": 5},
+    ]
+    figure = plot_timeline(build_timeline(failover_history(), events=late), "late changes")
+    figure.set_size_inches(TIMELINE_SIZE_PX[0] / TIMELINE_DPI, TIMELINE_SIZE_PX[1] / TIMELINE_DPI)
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    rate = figure.axes[0]
+    box = rate.get_window_extent(renderer)
+    legend = (figure.legends or [rate.get_legend()])[0].get_window_extent(renderer)
+    extents = [(t.get_text(), t.get_window_extent(renderer)) for t in rate.texts if t.get_text()]
+    assert len(extents) == 3  # two changes and the gap
+    for label, extent in extents:
+        assert box.x0 - 1 <= extent.x0 and extent.x1 <= box.x1 + 1, label
+        assert not extent.overlaps(legend), label
+    for (a, one), (b, other) in itertools.combinations(extents, 2):
+        assert not one.overlaps(other), (a, b)
