@@ -63,6 +63,21 @@ SCENARIOS = (
         "Kafka Reliability: Exactly-Once Semantics; Distribution Analysis: atomicity",
     ),
     ScenarioInfo(
+        "consumer-group",
+        "A consumer dies; its replacement takes over",
+        "a group member is SIGKILLed mid-batch; its replacement reads on from the group's "
+        "committed offsets: nothing missed, the dead one's uncommitted clicks processed again",
+        "Kafka Reliability: Exactly-Once Semantics, consumer side",
+    ),
+    ScenarioInfo(
+        "spark",
+        "An exactly-once Spark pipeline survives a driver kill",
+        "a Spark driver copying orders is SIGKILLed mid-batch and restarted from its "
+        "checkpoint: the copy holds every order once",
+        "Kafka Reliability: Exactly-Once Semantics, consumer side",
+        needs="pyspark",
+    ),
+    ScenarioInfo(
         "controller",
         "The controller's own failover",
         "the active controller (which also leads the partition) is killed: the other two "

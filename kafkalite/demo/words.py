@@ -144,3 +144,16 @@ def replica_table(state: DashboardState) -> list[tuple[str, str, str, str]]:
             held = "?" if end is None else (span(0, end - 1) if end else "nothing")
             rows.append((p.name, f"broker {r.broker}", role, held))
     return rows
+
+
+def group(state: DashboardState, name: str) -> list[str]:
+    """``group dashboards (Stable): c2 reads clicks-0 and clicks-1`` as its coordinator
+    describes it; a member that died is named until its session expires."""
+    view = next((g for g in state.groups if g.group == name), None)
+    if view is None or not view.members:
+        return [f"Group {name} has no members."]
+    members = "; ".join(
+        f"{m.client_id} reads " + (", ".join(f"{t}-{p}" for t, p in m.partitions) or "nothing")
+        for m in view.members
+    )
+    return [f"Group {name} ({view.state}): {members}."]

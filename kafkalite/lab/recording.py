@@ -180,15 +180,22 @@ of lab 04 failed after 30 s. Refreshed every second, it finds the leader within 
 
 
 def read_final_log(
-    bootstrap_servers: str, partitions: Iterable[Partition], timeout_s: float = 30
+    bootstrap_servers: str,
+    partitions: Iterable[Partition],
+    timeout_s: float = 30,
+    isolation_level: str = "read_uncommitted",
 ) -> dict[Partition, dict[int, bytes]]:
     """Every record of ``partitions`` from the log start up to the high watermark, i.e.
-    everything committed now; raises TimeoutError if a partition cannot be read in time."""
+    everything committed now (``read_committed``: up to the last stable offset, without
+    aborted transactions' records); raises TimeoutError if a partition cannot be read in
+    time."""
     wanted = sorted(set(partitions))
     log: dict[Partition, dict[int, bytes]] = {p: {} for p in wanted}
     if not wanted:
         return log
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers, **FINAL_LOG_CONSUMER)
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap_servers, isolation_level=isolation_level, **FINAL_LOG_CONSUMER
+    )
     try:
         tps = [TopicPartition(t, p) for t, p in wanted]
         consumer.assign(tps)

@@ -17,10 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka.admin import AdminClient
 
 from kafkalite.cluster import Cluster
 from kafkalite.demo import server
 from kafkalite.demo.catalog import SCENARIOS
+from kafkalite.lab.group_members import describe_groups
 from tests.support.chromium import CHROMIUM, CHROMIUM_FLAGS
 from tests.support.ports import free_base_port
 
@@ -121,6 +123,28 @@ def check_transactions(cluster: Cluster, step: int, seen: dict[str, str]) -> Non
         assert seen["valid"] == "true"
 
 
+def check_consumer_group(cluster: Cluster, step: int, seen: dict[str, str]) -> None:
+    """The replacement owns the dead member's partitions, as the group's coordinator says,
+    and processed twice exactly what the dead one had not committed."""
+    if step == 2:
+        assert int(seen["factUncommitted"]) >= 2
+    if step == 3:
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers, "log_level": 0})
+        (view,) = describe_groups(admin, ["dashboards"], timeout_s=10)
+        owners = {m.client_id: sorted(p for _, p in m.partitions) for m in view.members}
+        assert owners == {"c2": [0, 1]} and seen["factC2Partitions"] == "0,1", owners
+    if step == 4:
+        assert seen["factRedone"] == "true"
+        assert seen["factTwice"] == seen["factDuplicated"] != "0"
+
+
+def check_spark(cluster: Cluster, step: int, seen: dict[str, str]) -> None:
+    if step == 2:
+        assert seen["factReplayPending"] == "true"
+    if step == 4:
+        assert seen["valid"] == "true" and seen["factCopies"] == seen["factDifferent"] != "0"
+
+
 def check_controller(cluster: Cluster, step: int, seen: dict[str, str]) -> None:
     if step == 2:
         cluster.follow_other_shells()
@@ -145,9 +169,21 @@ CHECKS: dict[str, Callable[[Cluster, int, dict[str, str]], None]] = {
     "unclean": check_unclean,
     "idempotence": check_idempotence,
     "transactions": check_transactions,
+    "consumer-group": check_consumer_group,
+    "spark": check_spark,
     "controller": check_controller,
     "replicated-service": check_replicated_service,
 }
+
+
+ON_SCREEN = """() => [...document.querySelectorAll(
+    '.kl-demo-picture, .kl-demo-table, .kl-demo-left img, .kl-demo .kl-panels')]
+  .filter(e => e.getClientRects().length)
+  .map(e => [e.className, e.getBoundingClientRect()])
+  .filter(([, box]) => box.bottom > window.innerHeight || box.right > window.innerWidth)
+  .map(([name, box]) => [name, Math.round(box.right), Math.round(box.bottom)])"""
+"""What is drawn but ends past the screen's bottom or right edge (a projector cannot
+scroll)."""
 
 
 def ready(page: Any, slug: str, step: int) -> dict[str, str]:
@@ -182,6 +218,7 @@ def test_every_scenario_stepped_with_the_keyboard(presenter) -> None:
                 for step in range(steps):
                     page.keyboard.press("ArrowRight")
                     CHECKS[info.slug](cluster, step, ready(page, info.slug, step))
+                    assert not page.evaluate(ON_SCREEN), (info.slug, step)
                 times[info.slug] = round(time.monotonic() - started, 1)
                 page.screenshot(path=str(ARTIFACTS / f"demo-{info.slug}.png"))
                 page.keyboard.press("ArrowLeft")
