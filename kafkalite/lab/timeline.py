@@ -203,9 +203,16 @@ def plot_timeline(timeline: Timeline, title: str | None = None) -> Figure:
             xytext=(b, top * 0.5),
             arrowprops={"arrowstyle": "<->", "color": "grey"},
         )
-        rate.text(
-            (a + b) / 2, top * 0.52, f"no ack for {b - a:.2f} s", ha="center", fontsize="small"
-        )
+        # centred over the gap, unless the gap is near an edge: there the label ends at the
+        # gap's far side, inside the axes (a gap at the run's end was labelled past it)
+        start, end = rate.get_xlim()
+        third = (end - start) / 3
+        x, ha = (a + b) / 2, "center"
+        if b < start + third:
+            x, ha = a, "left"
+        elif a > end - third:
+            x, ha = b, "right"
+        rate.text(x, top * 0.52, f"no ack for {b - a:.2f} s", ha=ha, fontsize="small")
     # below the figure, where no fault or leader label is: inside the axes it covered them
     figure.legend(loc="outside lower center", ncols=2, fontsize="small", frameon=False)
     figure.suptitle(title or "writes over time")

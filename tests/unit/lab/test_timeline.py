@@ -6,7 +6,10 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
+from matplotlib.figure import Figure
+from matplotlib.transforms import Bbox
 
 from kafkalite.demo.scenario import TIMELINE_DPI, TIMELINE_SIZE_PX
 from kafkalite.lab.faults import FaultWindow
@@ -131,6 +134,16 @@ def test_an_unclean_election_is_marked_once_as_unclean():
     assert timeline.leader_changes == [(pytest.approx(2.005), "orders-0 → 2 (unclean), epoch 5")]
 
 
+def drawn_as_presented(figure: Figure) -> tuple[Axes, Bbox, RendererAgg]:
+    """The figure drawn at the presenter's size: its rate axes, their box, the renderer."""
+    figure.set_size_inches(TIMELINE_SIZE_PX[0] / TIMELINE_DPI, TIMELINE_SIZE_PX[1] / TIMELINE_DPI)
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    rate = figure.axes[0]
+    return rate, rate.get_window_extent(renderer), renderer
+
+
 def test_labels_stay_inside_the_plot_apart_and_clear_of_the_legend():
     """A leader change late in the run was labelled past the axes' right edge, under the
     legend (the presenter's timeline showed it cut and covered); a failover's two changes,
@@ -140,12 +153,7 @@ def test_labels_stay_inside_the_plot_apart_and_clear_of_the_legend():
         {**EVENTS[0], "seq": 6, "time_ms": (T0 + 3.7) * 1000, "leader": 1, "leader_epoch": 5},
     ]
     figure = plot_timeline(build_timeline(failover_history(), events=late), "late changes")
-    figure.set_size_inches(TIMELINE_SIZE_PX[0] / TIMELINE_DPI, TIMELINE_SIZE_PX[1] / TIMELINE_DPI)
-    canvas = FigureCanvasAgg(figure)
-    canvas.draw()
-    renderer = canvas.get_renderer()
-    rate = figure.axes[0]
-    box = rate.get_window_extent(renderer)
+    rate, box, renderer = drawn_as_presented(figure)
     legend = (figure.legends or [rate.get_legend()])[0].get_window_extent(renderer)
     extents = [(t.get_text(), t.get_window_extent(renderer)) for t in rate.texts if t.get_text()]
     assert len(extents) == 3  # two changes and the gap
@@ -154,3 +162,17 @@ def test_labels_stay_inside_the_plot_apart_and_clear_of_the_legend():
         assert not extent.overlaps(legend), label
     for (a, one), (b, other) in itertools.combinations(extents, 2):
         assert not one.overlaps(other), (a, b)
+
+
+def test_a_gap_at_the_end_is_labelled_inside_the_plot():
+    """The consumer-group demo's last writes of 13 s came 0.6 s apart: "no ack for 0.57 s",
+    centred over that gap, ran past the axes' right edge."""
+    h = History()
+    for i, t in enumerate([i / 5 for i in range(61)] + [12.6]):
+        h.record(Op(T0 + t - 0.005, OpKind.SEND, "p", "orders", 0, b"v%d" % i))
+        h.record(Op(T0 + t, OpKind.ACK, "p", "orders", 0, b"v%d" % i, i, latency_ms=5.0))
+    figure = plot_timeline(build_timeline(h), "a late gap")
+    rate, box, renderer = drawn_as_presented(figure)
+    (gap,) = [t for t in rate.texts if t.get_text().startswith("no ack")]
+    extent = gap.get_window_extent(renderer)
+    assert box.x0 <= extent.x0 and extent.x1 <= box.x1, gap.get_text()
