@@ -8,12 +8,14 @@ from typing import Any
 import pytest
 
 from kafkalite.cli import main
+from kafkalite.demo import server
 from kafkalite.demo.app import scenario_asked
 from kafkalite.demo.catalog import SCENARIOS, listing, scenario_info
 from kafkalite.demo.scenarios import scenario_class
 from kafkalite.demo.scenarios.committed import answer, answer_in_words
-from kafkalite.demo.words import brokers, partitions, replica_table, span
-from kafkalite.lab.dashboard.model import DashboardModel
+from kafkalite.demo.words import brokers, group, partitions, replica_table, span
+from kafkalite.lab.dashboard.model import DashboardModel, DashboardState
+from kafkalite.lab.group_members import GroupMember, GroupView
 
 pytestmark = pytest.mark.unit
 
@@ -108,3 +110,26 @@ def test_kafkalite_demo_lists_one_line_per_scenario(capsys: pytest.CaptureFixtur
     assert [line.split()[0] for line in lines] == [s.slug for s in SCENARIOS]
     assert main(["demo", "nope", "--dir", "/nonexistent"]) == 1
     assert "no scenario 'nope'" in capsys.readouterr().err
+
+
+def test_the_words_name_the_groups_members_and_what_each_reads() -> None:
+    c1 = GroupMember("c1", "c1-a", None, (("clicks", 0), ("clicks", 1)))
+    c2 = GroupMember("c2", "c2-b", None, ())
+    view = GroupView("dashboards", "PreparingRebalance", "range", (c1, c2))
+    state = DashboardState(NOW, (), (), (), None, None, groups=(view,))
+    assert group(state, "dashboards") == [
+        "Group dashboards (PreparingRebalance): c1 reads clicks-0, clicks-1; c2 reads nothing."
+    ]
+    assert group(state, "billing") == ["Group billing has no members."]
+
+
+def test_on_jupyterhub_the_address_is_under_the_instructors_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(server.HUB_PREFIX, "/user/ada/")
+    assert server.extension_url("spark") == (
+        "<your hub's address>/user/ada/voila/render/kafkalite-demo.ipynb?scenario=spark"
+    )
+    monkeypatch.delenv(server.HUB_PREFIX)
+    monkeypatch.setenv(server.SERVER_URL, "http://127.0.0.1:8888/")
+    assert server.extension_url(None) == "http://127.0.0.1:8888/voila/render/kafkalite-demo.ipynb"
