@@ -78,7 +78,7 @@ def broker_handlers(broker: Broker) -> tuple[h.HandlerTable, h.HandlerTable]:
             h.TopicApis(controller, image),
             h.TopicPartitionsApi(image),
             h.TransactionApis(transactions, image, broker.group_offsets, now_ms),
-            h.TxnOffsetCommitApi(groups, now_ms),
+            h.TxnOffsetCommitApi(groups, replicas, verifier, image, now_ms),
             h.WriteTxnMarkersApi(replicas, groups, now_ms, verifier.guards),
         ]
     )

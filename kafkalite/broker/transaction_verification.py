@@ -16,10 +16,17 @@ this partition (its marker appended): the verification is then stale. A
 ``VerificationGuards`` token, taken before asking and dropped by any marker for that
 producer on that partition, says whether it still holds when the batch is appended
 (Kafka's ``VerificationGuard``). Owned by the broker's event loop; not thread-safe.
+
+With transaction version 2 (KIP-890 part 2: Produce v12, TxnOffsetCommit v5) the producer
+no longer adds partitions to its transaction itself: the leader's request *adds* the
+partition (``verify_only`` false), whatever ``transaction.partition.verification.enable``
+says, as in Kafka.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -30,6 +37,7 @@ from kafkalite.coordinator.transaction.coordinator import TransactionCoordinator
 from kafkalite.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.protocol.errors import ErrorCode
+from kafkalite.storage.producer_state import ProducerStateManager
 from kafkalite.topic_partition import TopicPartition
 
 RETRIABLE = frozenset(
@@ -43,6 +51,21 @@ RETRIABLE = frozenset(
 )
 """Verification failures a producer should just retry. Kafka answers them
 NOT_ENOUGH_REPLICAS, which every client retries without refreshing its metadata."""
+TRANSACTION_V2 = 2
+"""The client transaction version of a partition a leader adds for its producer."""
+
+
+def transaction_ongoing(
+    producers: ProducerStateManager, producer_id: int, producer_epoch: int
+) -> bool:
+    """The producer's transaction at this epoch is open on the partition (a batch of it
+    was appended): nothing more to verify or add there."""
+    entry = producers.producers.get(producer_id)
+    return (
+        entry is not None
+        and entry.current_txn_first_offset is not None
+        and entry.producer_epoch == producer_epoch
+    )
 
 
 class VerifyChannel(Protocol):
@@ -55,6 +78,7 @@ class VerifyChannel(Protocol):
         producer_id: int,
         producer_epoch: int,
         partitions: set[TopicPartition],
+        verify_only: bool = True,
     ) -> Awaitable[dict[TopicPartition, ErrorCode]]: ...
 
 
@@ -105,15 +129,23 @@ class TransactionVerifier:
         producer_id: int,
         producer_epoch: int,
         partitions: set[TopicPartition],
+        add: bool = False,
     ) -> dict[TopicPartition, ErrorCode]:
         """Per partition: NONE when it is in the producer's ongoing transaction, else why
-        not (TRANSACTION_ABORTABLE, PRODUCER_FENCED, one of ``RETRIABLE``...)."""
+        not (TRANSACTION_ABORTABLE, PRODUCER_FENCED, one of ``RETRIABLE``...). With ``add``
+        (a producer of transaction version 2, whose first write to a partition is its
+        request to add it), the coordinator adds the partitions instead."""
         count = self._transaction_state_topic.partition_count()
         if count <= 0:
             return dict.fromkeys(partitions, ErrorCode.coordinator_not_available)
         state_partition = partition_for(transactional_id, count)
         leader = self._image.partition_leader(TRANSACTION_STATE_TOPIC, state_partition)
         if leader == self._broker_id:
+            if add:
+                error = await self._coordinator.handle_add_partitions(
+                    transactional_id, producer_id, producer_epoch, partitions, TRANSACTION_V2
+                )
+                return dict.fromkeys(partitions, error)
             return self._coordinator.handle_verify_partitions(
                 transactional_id, producer_id, producer_epoch, partitions
             )
@@ -121,5 +153,29 @@ class TransactionVerifier:
         if registration is None or registration.fenced:
             return dict.fromkeys(partitions, ErrorCode.coordinator_not_available)
         return await self._channel.verify_partitions(
-            leader, transactional_id, producer_id, producer_epoch, partitions
+            leader, transactional_id, producer_id, producer_epoch, partitions, not add
         )
+
+    async def add(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: set[TopicPartition],
+        retry_backoff_s: float,
+        retry_for_s: float,
+    ) -> dict[TopicPartition, ErrorCode]:
+        """Transaction version 2: add ``partitions`` to the producer's transaction,
+        retrying a while on CONCURRENT_TRANSACTIONS - its previous transaction is still
+        writing its markers, the common case when a producer starts its next transaction
+        at once (Kafka's leader retries too: ``add.partitions.to.txn.retry.backoff.ms``
+        up to ``.max.ms``). What is still refused after that goes back to the producer."""
+        deadline = time.monotonic() + retry_for_s
+        while True:
+            verdicts = await self.verify(
+                transactional_id, producer_id, producer_epoch, partitions, add=True
+            )
+            waiting = ErrorCode.concurrent_transactions in verdicts.values()
+            if not waiting or time.monotonic() >= deadline:
+                return verdicts
+            await asyncio.sleep(retry_backoff_s)

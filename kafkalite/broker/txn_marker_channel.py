@@ -3,8 +3,9 @@
 The coordinator sends WriteTxnMarkers (v1) to a leader's client listener, as Kafka's
 brokers do, at the address replication uses (through the lab's link proxies, so an
 isolated leader cannot be reached and its marker waits). A partition leader, the other way,
-sends AddPartitionsToTxn (v5, ``verify_only``) to a transactional id's coordinator to
-verify a transactional batch (KIP-890, ``transaction_verification``). One connection per
+sends AddPartitionsToTxn (v5) to a transactional id's coordinator to verify a
+transactional batch, or to add its partition to the transaction (KIP-890,
+``transaction_verification``). One connection per
 broker. A timed-out request closes its connection, so that a late answer is never taken
 for the retry's.
 """
@@ -107,9 +108,11 @@ class BrokerMarkerChannel:
         producer_id: int,
         producer_epoch: int,
         partitions: set[TopicPartition],
+        verify_only: bool = True,
     ) -> dict[TopicPartition, ErrorCode]:
         """Ask ``broker_id``'s coordinator whether ``partitions`` are in the producer's
-        ongoing transaction (NETWORK_EXCEPTION for all when it cannot be reached)."""
+        ongoing transaction, or (``verify_only`` false, transaction version 2) to add them
+        to it (NETWORK_EXCEPTION for all when it cannot be reached)."""
         by_topic: dict[str, list[int]] = {}
         for topic, index in sorted(partitions):
             by_topic.setdefault(topic, []).append(index)
@@ -119,7 +122,7 @@ class BrokerMarkerChannel:
                 "transactional_id": transactional_id,
                 "producer_id": producer_id,
                 "producer_epoch": producer_epoch,
-                "verify_only": True,
+                "verify_only": verify_only,
                 "topics": tuple(
                     build(add_req.AddPartitionsToTxnTopic, {"name": t, "partitions": tuple(ps)})
                     for t, ps in by_topic.items()

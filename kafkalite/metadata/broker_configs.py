@@ -305,6 +305,25 @@ APPLIED_BROKER_CONFIGS: dict[str, ConfigDef] = {
             "with the transaction coordinator before appending it (KIP-890)",
         ),
         ConfigDef(
+            "add.partitions.to.txn.retry.backoff.ms",
+            _I,
+            "20",
+            "20",
+            "a leader adding a partition to a transaction of version 2 retries this often "
+            "while the producer's previous transaction is still ending",
+            minimum=0,
+            read_only=True,
+        ),
+        ConfigDef(
+            "add.partitions.to.txn.retry.backoff.max.ms",
+            _I,
+            "100",
+            "100",
+            "... and for this long before it answers CONCURRENT_TRANSACTIONS",
+            minimum=0,
+            read_only=True,
+        ),
+        ConfigDef(
             "transaction.max.timeout.ms",
             _I,
             "900000",

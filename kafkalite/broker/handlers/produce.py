@@ -17,7 +17,8 @@ Produce v10 tells where the leader is when this broker is not it (KIP-951, see
 partition is first verified with the transaction coordinator (KIP-890, see
 ``transaction_verification``): one the coordinator does not know to be in the producer's
 ongoing transaction is refused, TRANSACTION_ABORTABLE from v11 on and INVALID_TXN_STATE
-before; a retriable failure to verify is NOT_ENOUGH_REPLICAS, as in Kafka.
+before; a retriable failure to verify is NOT_ENOUGH_REPLICAS, as in Kafka. Produce v12 is
+transaction version 2: that first batch *adds* its partition to the transaction instead.
 """
 
 from __future__ import annotations
@@ -29,7 +30,11 @@ from kafkalite.broker.handlers import leader_discovery
 from kafkalite.broker.handlers.leader_discovery import LeaderDiscovery
 from kafkalite.broker.handlers.registry import api
 from kafkalite.broker.replica_manager import ProduceResult, ReplicaManager
-from kafkalite.broker.transaction_verification import RETRIABLE, TransactionVerifier
+from kafkalite.broker.transaction_verification import (
+    RETRIABLE,
+    TransactionVerifier,
+    transaction_ongoing,
+)
 from kafkalite.controller.topic_control import INTERNAL_TOPICS
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.protocol.api_keys import ApiKeys
@@ -44,12 +49,19 @@ VALID_ACKS = (-1, 0, 1)
 ADMIN_CLIENT_ID = "__admin_client"
 """The client id Kafka lets write the internal topics (``AdminUtils.ADMIN_CLIENT_ID``)."""
 TRANSACTION_ABORTABLE_VERSION = 11  # KIP-890: the client knows TRANSACTION_ABORTABLE
+TRANSACTION_V2_VERSION = 12
+"""KIP-890 part 2: a transactional producer's first write to a partition adds it to its
+transaction (the leader asks the coordinator), instead of an AddPartitionsToTxn."""
 NOT_IN_TRANSACTION = "Partition was not added to the transaction"
 
 
 def verification_refusal(version: int, error: ErrorCode) -> ProduceResult:
-    """What a Produce gets when its batch could not be verified (Kafka's mapping in
-    ``ReplicaManager`` and ``AddPartitionsToTxnManager``)."""
+    """What a Produce gets when its batch could not be verified or its partition added
+    (Kafka's mapping in ``ReplicaManager`` and ``AddPartitionsToTxnManager``): a producer
+    of transaction version 2 is told CONCURRENT_TRANSACTIONS as it is (its previous
+    transaction still ending, the common case), an older one NOT_ENOUGH_REPLICAS."""
+    if error == ErrorCode.concurrent_transactions and version >= TRANSACTION_V2_VERSION:
+        return ProduceResult(error, message=error.name.upper())
     if error in RETRIABLE:
         message = (
             "Unable to verify the partition has been added to the transaction. "
@@ -89,20 +101,20 @@ class ProduceApi:
             return None  # the append answers for it
         if not (header.is_transactional and header.has_producer_id):
             return None
-        producers = led.log.producer_state
-        entry = producers.producers.get(header.producer_id)
-        ongoing = (
-            entry is not None
-            and entry.current_txn_first_offset is not None
-            and entry.producer_epoch == header.producer_epoch
+        ongoing = transaction_ongoing(
+            led.log.producer_state, header.producer_id, header.producer_epoch
         )
         return None if ongoing else header.producer_id
 
-    async def _verify(self, request: Any) -> dict[TopicPartition, tuple[int, object | ErrorCode]]:
+    async def _verify(
+        self, request: Any, version: int
+    ) -> dict[TopicPartition, tuple[int, object | ErrorCode]]:
         """Partition -> (producer id, a guard token, or why it cannot be appended), for each
-        transactional batch that would open its transaction on its partition."""
+        transactional batch that would open its transaction on its partition: verified
+        (if verification is on), or, from v12 (transaction version 2), added."""
         verifier = self._verifier
-        if request.transactional_id is None or not verifier.enabled():
+        add = version >= TRANSACTION_V2_VERSION
+        if request.transactional_id is None or not (add or verifier.enabled()):
             return {}
         opening: dict[TopicPartition, tuple[int, int]] = {}
         for topic in request.topic_data:
@@ -116,7 +128,20 @@ class ProduceApi:
         # every batch of one request comes from one producer, with one id and epoch
         producer_id, epoch = next(iter(opening.values()))
         tokens = {tp: verifier.guards.start(tp, producer_id) for tp in opening}
-        verdicts = await verifier.verify(request.transactional_id, producer_id, epoch, set(opening))
+        if add:
+            image = self._image
+            verdicts = await verifier.add(
+                request.transactional_id,
+                producer_id,
+                epoch,
+                set(opening),
+                image.broker_int("add.partitions.to.txn.retry.backoff.ms") / 1000,
+                image.broker_int("add.partitions.to.txn.retry.backoff.max.ms") / 1000,
+            )
+        else:
+            verdicts = await verifier.verify(
+                request.transactional_id, producer_id, epoch, set(opening)
+            )
         return {
             tp: (producer_id, tokens[tp])
             if verdicts.get(tp, ErrorCode.unknown_server_error) == ErrorCode.none
@@ -124,12 +149,12 @@ class ProduceApi:
             for tp in opening
         }
 
-    @api(ApiKeys.PRODUCE, 3, 11)
+    @api(ApiKeys.PRODUCE, 3, 12)
     async def produce(self, ctx: RequestContext, request: Any) -> Any:
         replicas = self._replicas
         acks = int(request.acks)
         internal_topics_allowed = ctx.request.client_id == ADMIN_CLIENT_ID
-        verified = await self._verify(request) if acks in VALID_ACKS else {}
+        verified = await self._verify(request, ctx.version) if acks in VALID_ACKS else {}
         guards = self._verifier.guards
         results: list[tuple[str, int, ProduceResult]] = []
         for topic in request.topic_data:

@@ -10,7 +10,9 @@ told INVALID_PRODUCER_EPOCH instead, as Kafka does. The KIP-890 versions that on
 error code the client understands (TRANSACTION_ABORTABLE: AddOffsetsToTxn v4, EndTxn v4,
 InitProducerId v5, TxnOffsetCommit v4) are the same requests as the versions before.
 AddPartitionsToTxn v4+ is what a partition leader sends its transaction coordinator to
-verify a transactional batch (``broker.transaction_verification``).
+verify a transactional batch (``broker.transaction_verification``), or, for a producer of
+transaction version 2, to add the partition to its transaction. EndTxn v5 is transaction
+version 2 (KIP-890 part 2): the producer epoch moves on at each transaction's end.
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ from kafkalite.topic_partition import TopicPartition
 
 BROKER_BATCH_VERSION = 4
 """AddPartitionsToTxn v4+ is sent by partition leaders, in batches (KIP-890)."""
+END_TXN_V2_VERSION = 5
+TRANSACTION_VERSION_2 = 2
+"""KIP-890 part 2: a partition joins the transaction with the producer's first write
+there, and the producer epoch moves on at every transaction's end."""
 
 
 def fenced_for(version: int, first_version_with_fenced: int, error: ErrorCode) -> ErrorCode:
@@ -66,6 +72,7 @@ class TransactionApis:
         wanted: list[TopicPartition],
         first_version_with_fenced: int,
         version: int,
+        client_transaction_version: int = 0,
     ) -> dict[TopicPartition, ErrorCode]:
         """Unknown topics fail alone (UNKNOWN_TOPIC_OR_PARTITION), the others are not
         attempted (OPERATION_NOT_ATTEMPTED): nothing is added unless all can be."""
@@ -83,7 +90,7 @@ class TransactionApis:
                 for tp in wanted
             }
         error = await self._coordinator.handle_add_partitions(
-            txn_id, producer_id, producer_epoch, set(wanted)
+            txn_id, producer_id, producer_epoch, set(wanted), client_transaction_version
         )
         return dict.fromkeys(wanted, fenced_for(version, first_version_with_fenced, error))
 
@@ -115,7 +122,7 @@ class TransactionApis:
                     int(txn.producer_epoch),
                     set(wanted),
                 )
-            else:
+            else:  # a leader adds the partition for its producer (transaction version 2)
                 errors = await self._add_partitions(
                     txn.transactional_id,
                     int(txn.producer_id),
@@ -123,6 +130,7 @@ class TransactionApis:
                     wanted,
                     2,
                     ctx.version,
+                    TRANSACTION_VERSION_2,
                 )
             results.append(
                 s.AddPartitionsToTxnResult(
@@ -152,17 +160,26 @@ class TransactionApis:
             throttle_time=0, error_code=fenced_for(ctx.version, 2, error)
         )
 
-    @api(ApiKeys.END_TXN, 0, 4)
+    @api(ApiKeys.END_TXN, 0, 5)
     async def end_txn(self, ctx: RequestContext, request: Any) -> Any:
-        error = await self._coordinator.handle_end_transaction(
+        """v5 is transaction version 2: the producer epoch moves on at the transaction's
+        end, and the answer says the producer id and epoch to go on with."""
+        ended = await self._coordinator.handle_end_transaction(
             request.transactional_id,
             int(request.producer_id),
             int(request.producer_epoch),
             bool(request.committed),
+            TRANSACTION_VERSION_2 if ctx.version >= END_TXN_V2_VERSION else 1,
         )
-        return ctx.schema.EndTxnResponse(
-            throttle_time=0, error_code=fenced_for(ctx.version, 2, error)
-        )
+        error = fenced_for(ctx.version, 2, ended.error)
+        if ctx.version >= END_TXN_V2_VERSION:
+            return ctx.schema.EndTxnResponse(
+                throttle_time=0,
+                error_code=error,
+                producer_id=ended.producer_id,
+                producer_epoch=ended.producer_epoch,
+            )
+        return ctx.schema.EndTxnResponse(throttle_time=0, error_code=error)
 
     @api(ApiKeys.LIST_TRANSACTIONS, 0, 1)
     async def list_transactions(self, ctx: RequestContext, request: Any) -> Any:

@@ -94,6 +94,16 @@ class TransactionConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class EndTxnResult:
+    """EndTxn's answer; with transaction version 2, the producer id and epoch the producer
+    goes on with (the epoch bumped, or a new id at epoch 0 when it was exhausted)."""
+
+    error: ErrorCode
+    producer_id: int = -1
+    producer_epoch: int = -1
+
+
+@dataclass(frozen=True, slots=True)
 class InitProducerIdResult:
     error: ErrorCode
     producer_id: int = -1
@@ -299,11 +309,11 @@ class TransactionCoordinator:
             return InitProducerIdResult(decision)
         if decision.txn_state == S.PREPARE_EPOCH_FENCE:
             self._emit_fenced(txn_id, md.producer_id, previous_epoch, decision.producer_epoch)
-            error = await self._end_transaction(
+            ended = await self._end_transaction(
                 txn_id, md.producer_id, decision.producer_epoch, False, from_client=False
             )
             return InitProducerIdResult(
-                ErrorCode.concurrent_transactions if error == ErrorCode.none else error
+                ErrorCode.concurrent_transactions if ended.error == ErrorCode.none else ended.error
             )
         error = await self._append_transition(txn_id, epoch, md, decision)
         if error != ErrorCode.none:
@@ -324,8 +334,16 @@ class TransactionCoordinator:
     # ---- AddPartitionsToTxn / AddOffsetsToTxn ------------------------------------------
 
     async def handle_add_partitions(
-        self, txn_id: str, producer_id: int, producer_epoch: int, partitions: set[TopicPartition]
+        self,
+        txn_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: set[TopicPartition],
+        client_transaction_version: int = 0,
     ) -> ErrorCode:
+        """AddPartitionsToTxn and AddOffsetsToTxn; with ``client_transaction_version`` 2,
+        a partition leader (or the group coordinator) adding a partition on the producer's
+        behalf, the producer's first write there being its request (KIP-890 part 2)."""
         if operations.check_transactional_id(txn_id) != ErrorCode.none:
             return ErrorCode.invalid_request
         try:
@@ -335,7 +353,7 @@ class TransactionCoordinator:
         md = self.transactions.get(txn_id)
         starting = md is not None and md.state != S.ONGOING
         decision = operations.add_partitions(
-            md, producer_id, producer_epoch, partitions, self.now_ms()
+            md, producer_id, producer_epoch, partitions, self.now_ms(), client_transaction_version
         )
         if isinstance(decision, ErrorCode):
             return decision
@@ -372,34 +390,71 @@ class TransactionCoordinator:
     # ---- EndTxn, and the markers that follow --------------------------------------------
 
     async def handle_end_transaction(
-        self, txn_id: str, producer_id: int, producer_epoch: int, commit: bool
-    ) -> ErrorCode:
+        self,
+        txn_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        commit: bool,
+        transaction_version: int = 1,
+    ) -> EndTxnResult:
+        """EndTxn; ``transaction_version`` 2 (EndTxn v5) bumps the producer epoch."""
         if operations.check_transactional_id(txn_id) != ErrorCode.none:
-            return ErrorCode.invalid_request
-        return await self._end_transaction(txn_id, producer_id, producer_epoch, commit, True)
+            return EndTxnResult(ErrorCode.invalid_request)
+        return await self._end_transaction(
+            txn_id, producer_id, producer_epoch, commit, True, transaction_version >= 2
+        )
 
     async def _end_transaction(
-        self, txn_id: str, producer_id: int, producer_epoch: int, commit: bool, from_client: bool
-    ) -> ErrorCode:
+        self,
+        txn_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        commit: bool,
+        from_client: bool,
+        epoch_bump: bool | None = None,
+    ) -> EndTxnResult:
+        """The decision, written, then the markers. ``epoch_bump`` None (a timeout, a
+        fence): as the transaction's producer runs it (its client transaction version)."""
         try:
             _, epoch = self.check_coordinator(txn_id)
+            md = self.transactions.get(txn_id)
+            if epoch_bump is None:
+                epoch_bump = md is not None and md.client_transaction_version >= 2
+            next_producer_id = -1
+            if (
+                epoch_bump
+                and md is not None
+                and md.is_producer_epoch_exhausted
+                and md.pending_state != S.PREPARE_EPOCH_FENCE  # a fence does not bump
+            ):
+                next_producer_id = await self.next_producer_id()
+                _, epoch = self.check_coordinator(txn_id)  # after the await: still ours?
+                md = self.transactions.get(txn_id)
         except KafkaError as exc:
-            return exc.code
-        md = self.transactions.get(txn_id)
+            return EndTxnResult(exc.code)
         fencing = md is not None and md.pending_state == S.PREPARE_EPOCH_FENCE
-        decision = operations.end_transaction(
-            md, producer_id, producer_epoch, commit, self.now_ms(), from_client
+        now = self.now_ms()
+        decision = (
+            operations.end_transaction_v2(
+                md, producer_id, producer_epoch, commit, now, from_client, next_producer_id
+            )
+            if epoch_bump
+            else operations.end_transaction(
+                md, producer_id, producer_epoch, commit, now, from_client
+            )
         )
         if isinstance(decision, ErrorCode):
             if fencing and md is not None and not from_client:
                 md.abort_pending()  # the fence is not going to be written
-            return decision
+            if decision == ErrorCode.none and md is not None:  # a retry of what ended so
+                return EndTxnResult(decision, md.producer_id, md.producer_epoch)
+            return EndTxnResult(decision)
         assert md is not None
         error = await self._append_transition(txn_id, epoch, md, decision)
         if error != ErrorCode.none:
             if fencing and self.transactions.get(txn_id) is md:
                 md.has_failed_epoch_fence = True
-            return error
+            return EndTxnResult(error)
         self.emit(
             EventType.TXN_PREPARE_COMMIT if commit else EventType.TXN_PREPARE_ABORT,
             transactional_id=txn_id,
@@ -408,7 +463,9 @@ class TransactionCoordinator:
             partitions=_names(md.topic_partitions),
         )
         self._send_markers(txn_id, epoch, md)
-        return ErrorCode.none
+        if md.next_producer_id >= 0:  # the epoch was exhausted: a new id, from epoch 0
+            return EndTxnResult(ErrorCode.none, md.next_producer_id, 0)
+        return EndTxnResult(ErrorCode.none, md.producer_id, md.producer_epoch)
 
     def _send_markers(self, txn_id: str, epoch: int, md: TransactionMetadata) -> None:
         previous = self._marker_tasks.pop(txn_id, None)

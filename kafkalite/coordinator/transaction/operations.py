@@ -17,7 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafkalite.coordinator.transaction.state import (
+    MAX_EPOCH,
     NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
     IllegalTransitionError,
     TransactionMetadata,
     TransactionState,
@@ -112,6 +114,7 @@ def add_partitions(
     producer_epoch: int,
     partitions: set[TopicPartition],
     now_ms: int,
+    client_transaction_version: int = 0,
 ) -> Decision:
     """AddPartitionsToTxn and AddOffsetsToTxn: the transaction (re)starts or grows.
     ``ErrorCode.none`` when every partition is already in it (nothing to write)."""
@@ -123,7 +126,7 @@ def add_partitions(
         return ErrorCode.concurrent_transactions
     if md.state == S.ONGOING and partitions <= md.topic_partitions:
         return ErrorCode.none
-    return md.prepare_add_partitions(partitions, now_ms)
+    return md.prepare_add_partitions(partitions, now_ms, client_transaction_version)
 
 
 def verify_partitions(
@@ -189,3 +192,88 @@ def end_transaction(
     if md.state == S.EMPTY:
         return ErrorCode.invalid_txn_state
     raise IllegalTransitionError(f"{md.transactional_id} is {md.state.state_name}")
+
+
+def end_transaction_v2(
+    md: TransactionMetadata | None,
+    producer_id: int,
+    producer_epoch: int,
+    commit: bool,
+    now_ms: int,
+    from_client: bool = True,
+    next_producer_id: int = NO_PRODUCER_ID,
+) -> Decision:
+    """EndTxn of transaction version 2 (EndTxn v5; Kafka's ``endTransaction`` when the
+    client's transaction version supports the epoch bump): the decision bumps the
+    producer epoch (``prepare_abort_or_commit``), so the same epoch in two EndTxns means
+    two transactions, not a retry. ``ErrorCode.none``: a retry of a transaction that
+    already ended that way (answered with the current id and epoch). An abort needs no
+    partition added: from Empty or a completed transaction it is written as one.
+    ``next_producer_id`` is the id to hand out when the epoch is exhausted."""
+    if md is None:
+        return ErrorCode.invalid_producer_id_mapping
+    retry = _v2_retry(md, producer_id, producer_epoch, from_client)
+    if isinstance(retry, ErrorCode):
+        return retry
+    fencing = md.pending_state == S.PREPARE_EPOCH_FENCE
+
+    def decide(no_partition_added: bool) -> TxnTransitMetadata:
+        target = S.PREPARE_COMMIT if commit else S.PREPARE_ABORT
+        if fencing:
+            # the fence already bumped the epoch: the abort is written with that epoch and
+            # not bumped again (KAFKA-19367: Kafka 4.0.0 bumped twice, past Short.MaxValue
+            # when the fenced epoch was the last one)
+            md.adopt_fenced_epoch(producer_epoch)
+            return md.prepare_abort_or_commit(target, now_ms, False)
+        next_id = next_producer_id if md.is_producer_epoch_exhausted else NO_PRODUCER_ID
+        return md.prepare_abort_or_commit(target, now_ms, True, next_id, no_partition_added)
+
+    if md.state == S.ONGOING:
+        return decide(no_partition_added=False)
+    if md.state in _COMPLETED_AS:
+        if _COMPLETED_AS[md.state] == commit and retry:
+            return ErrorCode.none
+        if not commit and not retry:
+            return decide(no_partition_added=True)  # a new, empty transaction, aborted
+        return ErrorCode.invalid_txn_state
+    if md.state in _PREPARED_AS:
+        if _PREPARED_AS[md.state] == commit:
+            return ErrorCode.concurrent_transactions
+        return ErrorCode.invalid_txn_state
+    if md.state == S.EMPTY:
+        return ErrorCode.invalid_txn_state if commit else decide(no_partition_added=True)
+    raise IllegalTransitionError(f"{md.transactional_id} is {md.state.state_name}")
+
+
+def _v2_retry(
+    md: TransactionMetadata, producer_id: int, producer_epoch: int, from_client: bool
+) -> ErrorCode | bool:
+    """Whether a transaction version 2 EndTxn is a retry (True), a new request (False), or
+    refused. A retry names the epoch just before the current one, the one the decision
+    bumped (or, after an exhausted epoch moved to a new producer id, the old id at the
+    last epoch)."""
+    fencing = md.pending_state == S.PREPARE_EPOCH_FENCE
+    on_overflow = (
+        not fencing
+        and md.last_producer_id == producer_id
+        and producer_epoch == MAX_EPOCH - 1
+        and md.producer_epoch == 0
+    )
+    on_bump = not fencing and md.producer_epoch == producer_epoch + 1
+    if fencing:
+        valid = (not from_client or producer_epoch == md.producer_epoch) and (
+            producer_epoch >= md.producer_epoch
+        )
+    elif md.state in _PREPARED_AS:
+        valid = on_bump
+    elif md.state in _COMPLETED_AS:
+        valid = on_bump or on_overflow or producer_epoch == md.producer_epoch
+    else:
+        valid = producer_epoch == md.producer_epoch
+    if md.producer_id != producer_id and not on_overflow:
+        return ErrorCode.invalid_producer_id_mapping
+    if not valid:
+        return ErrorCode.producer_fenced
+    if md.pending_transition_in_progress and not fencing:
+        return ErrorCode.concurrent_transactions
+    return on_bump or on_overflow

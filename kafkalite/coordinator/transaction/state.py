@@ -23,6 +23,11 @@ writes the markers until every partition has one. ``PrepareEpochFence`` is never
 written: it is the pending state while an open transaction is aborted with a bumped
 epoch, which fences the producer instance that had it open.
 
+With transaction version 2 (KIP-890 part 2: EndTxn v5, a partition added by its leader
+on the producer's first write there) the producer epoch moves on by one at every
+transaction's end (``prepare_abort_or_commit``), and a transaction may be aborted with no
+partition added (``PrepareAbort`` from ``Empty`` or a completed one).
+
 No asyncio here: the coordinator drives persistence and time; tests drive this directly.
 """
 
@@ -71,7 +76,10 @@ VALID_PREVIOUS_STATES: dict[TransactionState, frozenset[TransactionState]] = {
     S.EMPTY: frozenset({S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}),
     S.ONGOING: frozenset({S.ONGOING, S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}),
     S.PREPARE_COMMIT: frozenset({S.ONGOING}),
-    S.PREPARE_ABORT: frozenset({S.ONGOING, S.PREPARE_EPOCH_FENCE}),
+    # transaction version 2 may abort with no partition added (from Empty or a completed one)
+    S.PREPARE_ABORT: frozenset(
+        {S.ONGOING, S.PREPARE_EPOCH_FENCE, S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}
+    ),
     S.COMPLETE_COMMIT: frozenset({S.PREPARE_COMMIT}),
     S.COMPLETE_ABORT: frozenset({S.PREPARE_ABORT}),
     S.DEAD: frozenset({S.EMPTY, S.COMPLETE_ABORT, S.COMPLETE_COMMIT}),
@@ -100,6 +108,11 @@ class TxnTransitMetadata:
     topic_partitions: frozenset[TopicPartition]
     txn_start_timestamp: int
     txn_last_update_timestamp: int
+    next_producer_id: int = NO_PRODUCER_ID
+    """Transaction version 2: the producer id the transaction's end hands out, its epoch
+    being exhausted (the epoch then starts again at 0)."""
+    client_transaction_version: int = 0
+    """2 when the producer runs transaction version 2 (KIP-890 part 2)."""
 
 
 @dataclass(slots=True)
@@ -116,6 +129,8 @@ class TransactionMetadata:
     topic_partitions: set[TopicPartition] = field(default_factory=set)
     txn_start_timestamp: int = -1
     txn_last_update_timestamp: int = -1
+    next_producer_id: int = NO_PRODUCER_ID
+    client_transaction_version: int = 0
     pending_state: TransactionState | None = None
     has_failed_epoch_fence: bool = False
     """A fencing abort could not be written: its epoch was never given out, so the next
@@ -145,6 +160,8 @@ class TransactionMetadata:
             set(transit.topic_partitions),
             transit.txn_start_timestamp,
             transit.txn_last_update_timestamp,
+            transit.next_producer_id,
+            transit.client_transaction_version,
         )
 
     def _current(self) -> TxnTransitMetadata:
@@ -158,6 +175,8 @@ class TransactionMetadata:
             frozenset(self.topic_partitions),
             self.txn_start_timestamp,
             self.txn_last_update_timestamp,
+            self.next_producer_id,
+            self.client_transaction_version,
         )
 
     def _prepare(self, target: TxnTransitMetadata) -> TxnTransitMetadata:
@@ -245,7 +264,9 @@ class TransactionMetadata:
             )
         )
 
-    def prepare_add_partitions(self, added: set[TopicPartition], now_ms: int) -> TxnTransitMetadata:
+    def prepare_add_partitions(
+        self, added: set[TopicPartition], now_ms: int, client_transaction_version: int = 0
+    ) -> TxnTransitMetadata:
         """The transaction starts (or grows): its start time is the first add."""
         starting = self.state in (S.EMPTY, S.COMPLETE_ABORT, S.COMPLETE_COMMIT)
         return self._prepare(
@@ -255,24 +276,53 @@ class TransactionMetadata:
                 topic_partitions=frozenset(added if starting else self.topic_partitions | added),
                 txn_start_timestamp=now_ms if starting else self.txn_start_timestamp,
                 txn_last_update_timestamp=now_ms,
+                client_transaction_version=client_transaction_version,
             )
         )
 
-    def prepare_abort_or_commit(self, target: TransactionState, now_ms: int) -> TxnTransitMetadata:
+    def prepare_abort_or_commit(
+        self,
+        target: TransactionState,
+        now_ms: int,
+        bump_epoch: bool = False,
+        next_producer_id: int = NO_PRODUCER_ID,
+        no_partition_added: bool = False,
+    ) -> TxnTransitMetadata:
+        """The decision. With transaction version 2 (``bump_epoch``) the producer epoch
+        moves on by one here, so that the markers are written with the new epoch and
+        anything the producer sent with the old one - a late retry, a zombie - is fenced
+        on every partition; an exhausted epoch also names the producer id that follows
+        (``next_producer_id``). A transaction aborted with no partition added starts now."""
+        current = self._current()
         return self._prepare(
-            replace(self._current(), txn_state=target, txn_last_update_timestamp=now_ms)
+            replace(
+                current,
+                txn_state=target,
+                txn_last_update_timestamp=now_ms,
+                txn_start_timestamp=now_ms if no_partition_added else current.txn_start_timestamp,
+                producer_epoch=self.producer_epoch + 1 if bump_epoch else self.producer_epoch,
+                last_producer_epoch=self.producer_epoch if bump_epoch else self.last_producer_epoch,
+                next_producer_id=next_producer_id,
+                client_transaction_version=2 if bump_epoch else self.client_transaction_version,
+            )
         )
 
     def prepare_complete(self, now_ms: int) -> TxnTransitMetadata:
-        """Every marker is written: the transaction is over and holds no partitions."""
+        """Every marker is written: the transaction is over and holds no partitions. A
+        producer id named to follow an exhausted epoch takes over, at epoch 0."""
         target = S.COMPLETE_COMMIT if self.state == S.PREPARE_COMMIT else S.COMPLETE_ABORT
         self.has_failed_epoch_fence = False
+        rotated = self.next_producer_id != NO_PRODUCER_ID
         return self._prepare(
             replace(
                 self._current(),
                 txn_state=target,
                 topic_partitions=frozenset(),
                 txn_last_update_timestamp=now_ms,
+                producer_id=self.next_producer_id if rotated else self.producer_id,
+                last_producer_id=self.producer_id if rotated else self.last_producer_id,
+                producer_epoch=0 if rotated else self.producer_epoch,
+                next_producer_id=NO_PRODUCER_ID,
             )
         )
 
@@ -294,6 +344,8 @@ class TransactionMetadata:
         self.topic_partitions = set(transit.topic_partitions)
         self.txn_start_timestamp = transit.txn_start_timestamp
         self.txn_last_update_timestamp = transit.txn_last_update_timestamp
+        self.next_producer_id = transit.next_producer_id
+        self.client_transaction_version = transit.client_transaction_version
         self.pending_state = None
 
     def abort_pending(self) -> None:

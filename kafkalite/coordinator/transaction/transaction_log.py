@@ -17,6 +17,11 @@ kio's serializer. Each starts with an int16 version; strings are int16-length UT
            transaction_start_timestamp_ms       int64
     (a null value is a tombstone: the id expired)
 
+Version 1 (flexible, as Kafka 4.0 writes it for transaction version 2) adds tagged fields:
+the previous producer id (tag 0), the producer id that follows an exhausted epoch (tag 1)
+and the client's transaction version (tag 2); a transition of transaction version 2 is
+written in it, any other in version 0, byte for byte as before.
+
 Version 0 does not store the previous producer id and epoch (KIP-360's retry memory), as
 Kafka 3's coordinator does not: a retried InitProducerId that spans a coordinator change
 gets PRODUCER_FENCED. A transactional id must fit the int16 length (32767 bytes).
@@ -26,7 +31,7 @@ gets PRODUCER_FENCED. A transactional id must fit the int16 length (32767 bytes)
 import io
 import struct
 from dataclasses import dataclass, field
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 from kio.serial import entity_reader, entity_writer
 from kio.serial.errors import SerialError
@@ -79,6 +84,34 @@ class TransactionLogValue:
     transaction_start_timestamp_ms: i64 = field(metadata={"kafka_type": "int64"})
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartitionsSchemaV1:
+    __type__: ClassVar = EntityType.nested
+    __version__: ClassVar[i16] = i16(1)
+    __flexible__: ClassVar[bool] = True
+    topic: str = field(metadata={"kafka_type": "string"})
+    partition_ids: tuple[i32, ...] = field(metadata={"kafka_type": "int32"}, default=())
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TransactionLogValueV1:
+    __type__: ClassVar = EntityType.data
+    __version__: ClassVar[i16] = i16(1)
+    __flexible__: ClassVar[bool] = True
+    producer_id: i64 = field(metadata={"kafka_type": "int64"})
+    previous_producer_id: i64 = field(metadata={"kafka_type": "int64", "tag": 0}, default=i64(-1))
+    next_producer_id: i64 = field(metadata={"kafka_type": "int64", "tag": 1}, default=i64(-1))
+    producer_epoch: i16 = field(metadata={"kafka_type": "int16"})
+    transaction_timeout_ms: i32 = field(metadata={"kafka_type": "int32"})
+    transaction_status: i8 = field(metadata={"kafka_type": "int8"})
+    transaction_partitions: tuple[PartitionsSchemaV1, ...] | None
+    transaction_last_update_timestamp_ms: i64 = field(metadata={"kafka_type": "int64"})
+    transaction_start_timestamp_ms: i64 = field(metadata={"kafka_type": "int64"})
+    client_transaction_version: i16 = field(
+        metadata={"kafka_type": "int16", "tag": 2}, default=i16(0)
+    )
+
+
 class InvalidTransactionLogRecordError(ValueError):
     """A record in ``__transaction_state`` that is not one this coordinator writes."""
 
@@ -94,21 +127,42 @@ def value_bytes(transit: TxnTransitMetadata) -> bytes:
     by_topic: dict[str, list[int]] = {}
     for topic, partition in sorted(transit.topic_partitions):
         by_topic.setdefault(topic, []).append(partition)
-    value = TransactionLogValue(
-        producer_id=i64(transit.producer_id),
-        producer_epoch=i16(transit.producer_epoch),
-        transaction_timeout_ms=i32(transit.txn_timeout_ms),
-        transaction_status=i8(transit.txn_state.id),
-        transaction_partitions=tuple(
-            PartitionsSchema(topic=t, partition_ids=tuple(i32(p) for p in ps))
-            for t, ps in by_topic.items()
-        ),
-        transaction_last_update_timestamp_ms=i64(transit.txn_last_update_timestamp),
-        transaction_start_timestamp_ms=i64(transit.txn_start_timestamp),
-    )
+    common: dict[str, Any] = {
+        "producer_id": i64(transit.producer_id),
+        "producer_epoch": i16(transit.producer_epoch),
+        "transaction_timeout_ms": i32(transit.txn_timeout_ms),
+        "transaction_status": i8(transit.txn_state.id),
+        "transaction_last_update_timestamp_ms": i64(transit.txn_last_update_timestamp),
+        "transaction_start_timestamp_ms": i64(transit.txn_start_timestamp),
+    }
     out = io.BytesIO()
+    if transit.client_transaction_version >= 2:
+        out.write(_VERSION.pack(1))
+        entity_writer(TransactionLogValueV1)(
+            out,
+            TransactionLogValueV1(
+                **common,
+                previous_producer_id=i64(transit.last_producer_id),
+                next_producer_id=i64(transit.next_producer_id),
+                client_transaction_version=i16(transit.client_transaction_version),
+                transaction_partitions=tuple(
+                    PartitionsSchemaV1(topic=t, partition_ids=tuple(i32(p) for p in ps))
+                    for t, ps in by_topic.items()
+                ),
+            ),
+        )
+        return out.getvalue()
     out.write(_VERSION.pack(0))
-    entity_writer(TransactionLogValue)(out, value)
+    entity_writer(TransactionLogValue)(
+        out,
+        TransactionLogValue(
+            **common,
+            transaction_partitions=tuple(
+                PartitionsSchema(topic=t, partition_ids=tuple(i32(p) for p in ps))
+                for t, ps in by_topic.items()
+            ),
+        ),
+    )
     return out.getvalue()
 
 
@@ -130,14 +184,19 @@ def decode(record: Record) -> tuple[str, TxnTransitMetadata | None]:
         key, _ = entity_reader(TransactionLogKey)(bytes(record.key), 2)
         if record.value is None:
             return key.transactional_id, None
-        if _VERSION.unpack_from(record.value)[0] != 0:
+        version = _VERSION.unpack_from(record.value)[0]
+        if version not in (0, 1):
             raise InvalidTransactionLogRecordError("unknown value version")
-        value, _ = entity_reader(TransactionLogValue)(bytes(record.value), 2)
+        value: TransactionLogValue | TransactionLogValueV1
+        if version == 0:
+            value, _ = entity_reader(TransactionLogValue)(bytes(record.value), 2)
+        else:
+            value, _ = entity_reader(TransactionLogValueV1)(bytes(record.value), 2)
     except (SerialError, ValueError, struct.error, IndexError, UnicodeDecodeError) as exc:
         raise InvalidTransactionLogRecordError(str(exc)) from exc
     return key.transactional_id, TxnTransitMetadata(
         producer_id=int(value.producer_id),
-        last_producer_id=NO_PRODUCER_ID,
+        last_producer_id=int(getattr(value, "previous_producer_id", NO_PRODUCER_ID)),
         producer_epoch=int(value.producer_epoch),
         last_producer_epoch=NO_PRODUCER_EPOCH,
         txn_timeout_ms=int(value.transaction_timeout_ms),
@@ -147,6 +206,8 @@ def decode(record: Record) -> tuple[str, TxnTransitMetadata | None]:
         ),
         txn_start_timestamp=int(value.transaction_start_timestamp_ms),
         txn_last_update_timestamp=int(value.transaction_last_update_timestamp_ms),
+        next_producer_id=int(getattr(value, "next_producer_id", NO_PRODUCER_ID)),
+        client_transaction_version=int(getattr(value, "client_transaction_version", 0)),
     )
 
 

@@ -30,7 +30,7 @@ async def test_a_commit_is_written_before_its_markers_and_completed_after_them()
     log, leaders, events = FakeLog(), FakeLeaders(), []
     c = coordinator(log, leaders, events=events)
     pid, epoch = await begin(c, A, B)
-    assert await c.handle_end_transaction("tx", pid, epoch, commit=True) == E.none
+    assert (await c.handle_end_transaction("tx", pid, epoch, commit=True)).error == E.none
     assert log.states()[-1] == "PrepareCommit"  # decided before any marker
     await until(lambda: log.states()[-1] == "CompleteCommit", "CompleteCommit")
     assert log.states() == ["Empty", "Ongoing", "PrepareCommit", "CompleteCommit"]
@@ -80,7 +80,7 @@ async def test_a_new_coordinator_finishes_a_decided_transaction_without_being_as
     leaders.answer = lambda broker, marker, tps: None  # the old coordinator reaches nobody
     old = coordinator(log, leaders)
     pid, epoch = await begin(old, A, B)
-    assert await old.handle_end_transaction("tx", pid, epoch, commit=True) == E.none
+    assert (await old.handle_end_transaction("tx", pid, epoch, commit=True)).error == E.none
     await old.stop()  # killed
     assert leaders.written == []
     leaders.answer = lambda broker, marker, tps: E.none
@@ -97,15 +97,21 @@ async def test_a_failed_write_changes_nothing_and_an_ambiguous_one_reloads_the_l
     c = coordinator(log, leaders)
     pid, epoch = await begin(c, A)
     log.fail_with = E.not_enough_replicas
-    assert await c.handle_end_transaction("tx", pid, epoch, True) == E.coordinator_not_available
+    assert (
+        await c.handle_end_transaction("tx", pid, epoch, True)
+    ).error == E.coordinator_not_available
     assert c.describe("tx").state == S.ONGOING and log.states()[-1] == "Ongoing"
     # timed out waiting for replication, but the record is in the leader's log: it counts
     log.fail_with, log.append_after_failure = E.request_timed_out, True
-    assert await c.handle_end_transaction("tx", pid, epoch, True) == E.coordinator_not_available
+    assert (
+        await c.handle_end_transaction("tx", pid, epoch, True)
+    ).error == E.coordinator_not_available
     log.fail_with = None
     assert c.describe("tx").state in (S.PREPARE_COMMIT, S.COMPLETE_COMMIT)  # reloaded
     await until(lambda: log.states()[-1] == "CompleteCommit", "CompleteCommit")
-    assert await c.handle_end_transaction("tx", pid, epoch, True) == E.none  # client's retry
+    assert (
+        await c.handle_end_transaction("tx", pid, epoch, True)
+    ).error == E.none  # client's retry
     await c.stop()
 
 
@@ -114,7 +120,7 @@ async def test_a_lost_leadership_answers_not_coordinator() -> None:
     c = coordinator(log, leaders)
     pid, epoch = await begin(c, A)
     log.epoch = None
-    assert await c.handle_end_transaction("tx", pid, epoch, True) == E.not_coordinator
+    assert (await c.handle_end_transaction("tx", pid, epoch, True)).error == E.not_coordinator
     result = await c.handle_init_producer_id("tx", 60_000, None)
     assert result.error == E.not_coordinator
 
@@ -127,7 +133,7 @@ async def test_a_transaction_past_its_timeout_is_aborted_with_a_fencing_epoch() 
     clock.now += 60_001
     await until(lambda: log.states()[-1] == "CompleteAbort", "CompleteAbort")
     assert leaders.written == [(1, A, False, epoch + 1)]  # the marker fences the producer
-    assert await c.handle_end_transaction("tx", pid, epoch, True) == E.producer_fenced
+    assert (await c.handle_end_transaction("tx", pid, epoch, True)).error == E.producer_fenced
     assert "txn_timed_out" in [t for t, _ in events]
     await c.stop()
 
@@ -175,7 +181,7 @@ async def test_the_timeout_check_runs_often_only_while_a_transaction_is_in_fligh
     assert not c.watching()
     pid, epoch = await begin(c, A)
     assert c.watching()  # Ongoing: its timeout runs
-    assert await c.handle_end_transaction("tx", pid, epoch, commit=True) == E.none
+    assert (await c.handle_end_transaction("tx", pid, epoch, commit=True)).error == E.none
     await until(lambda: log.states()[-1] == "CompleteCommit", "CompleteCommit")
     assert not c.watching()
     await c.stop()

@@ -43,7 +43,9 @@ async def test_requests_during_a_load_get_load_in_progress_and_succeed_after_it(
         E.coordinator_load_in_progress
     )
     assert await c.handle_add_partitions("tx", 1, 0, {A}) == E.coordinator_load_in_progress
-    assert await c.handle_end_transaction("tx", 1, 0, True) == E.coordinator_load_in_progress
+    assert (
+        await c.handle_end_transaction("tx", 1, 0, True)
+    ).error == E.coordinator_load_in_progress
     with pytest.raises(KafkaError) as raised:
         c.describe("id-3")
     assert raised.value.code == E.coordinator_load_in_progress
@@ -122,7 +124,7 @@ async def test_a_decided_transaction_found_by_a_chunked_load_gets_its_markers() 
     old = coordinator(log, leaders)
     pid, epoch = await begin(old, A)
     leaders.answer = lambda broker, marker, tps: None  # markers cannot be written yet
-    assert await old.handle_end_transaction("tx", pid, epoch, commit=True) == E.none
+    assert (await old.handle_end_transaction("tx", pid, epoch, commit=True)).error == E.none
     await old.stop()
     many_ids(log, 30)
     log.epoch = 2
