@@ -23,10 +23,13 @@ from typing import Any
 
 import pytest
 from confluent_kafka.admin import AdminClient
-from kafka import KafkaProducer
+from kafka import KafkaAdminClient, KafkaProducer
+from kafka import TopicPartition as KTopicPartition
 from kio.schema.find_coordinator.v3.request import FindCoordinatorRequest
 from kio.schema.produce.v9 import request as produce_v9
 from kio.schema.produce.v11 import request as produce_v11
+from kio.schema.txn_offset_commit.v3 import request as txn_offset_commit_v3
+from kio.schema.txn_offset_commit.v4 import request as txn_offset_commit_v4
 
 from kafkalite.cluster import Cluster
 from kafkalite.protocol.records import Record, build_batch
@@ -128,6 +131,50 @@ def test_a_late_transactional_write_is_refused(
     assert _late_write(bootstrap, topic, txn_id, producer_id, epoch, version) == refusal
     high_watermark, last_stable = _offsets(bootstrap, topic)
     assert (high_watermark, last_stable) == (0, 0)
+
+
+@pytest.mark.parametrize(
+    ("version", "refusal"),
+    [(txn_offset_commit_v3, INVALID_TXN_STATE), (txn_offset_commit_v4, TRANSACTION_ABORTABLE)],
+)
+def test_a_late_transactional_offset_commit_is_refused(
+    cluster: Cluster, topic: str, version: Any, refusal: int
+) -> None:
+    """The group coordinator verifies its ``__consumer_offsets`` partition as a leader
+    verifies a batch: offsets of a transaction that never added it (no AddOffsetsToTxn,
+    here after the producer's transaction ended) are refused, not written where no marker
+    would ever come."""
+    bootstrap = cluster.bootstrap_servers
+    create_topic(bootstrap, topic, 2, 1)
+    txn_id, producer_id, epoch = _committed_transaction(bootstrap, topic)
+    group = f"g-{topic}"
+    with RawConnection(bootstrap) as conn:
+        found = conn.request(FindCoordinatorRequest(key=group, key_type=0))
+    request = version.TxnOffsetCommitRequest(
+        transactional_id=txn_id,
+        group_id=group,
+        producer_id=producer_id,
+        producer_epoch=epoch,
+        topics=(
+            version.TxnOffsetCommitRequestTopic(
+                name=topic,
+                partitions=(
+                    version.TxnOffsetCommitRequestPartition(
+                        partition_index=0, committed_offset=1, committed_metadata=None
+                    ),
+                ),
+            ),
+        ),
+    )
+    with RawConnection(f"{found.host}:{found.port}") as conn:
+        response = conn.request(request)
+    assert int(response.topics[0].partitions[0].error_code) == refusal
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        offsets = admin.list_group_offsets({group: None})[group]
+    finally:
+        admin.close()
+    assert KTopicPartition(topic, 0) not in offsets
 
 
 def test_the_leader_asks_a_coordinator_on_another_broker(cluster3: Cluster, topic: str) -> None:
