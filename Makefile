@@ -16,8 +16,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
+# --no-compile: pip byte-compiles every module it installs, about half the install's CPU
+# (~30 s of CPU here, most of it pyspark's and jupyter's modules no lab imports); Python
+# compiles a module the first time it is imported instead, and keeps it in .venv/.
 $(VENV)/.installed: requirements.txt pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --no-compile -r requirements.txt
 	$(BIN)/pip install --quiet --no-deps -e .
 	bash scripts/install-system-deps.sh
 	bash scripts/install-java.sh $(VENV)
