@@ -206,6 +206,9 @@ def test_the_epoch_moves_on_at_each_end_and_fences_the_ended_transactions_writes
     # the next transaction runs at the epoch EndTxn gave; an abort bumps it again
     producer.producer_epoch = epoch + 1
     assert producer.send(topic, 1, b"b") == 0
+    # on partition 0 the commit marker already carries this epoch: the batch starts anew
+    # at sequence 0 under it, and the partition adds it to the new transaction
+    assert producer.send(topic, 0, b"b0") == 0
     assert producer.end(commit=False) == (0, pid, epoch + 2)
     assert producer.end(commit=False, epoch=epoch + 1) == (0, pid, epoch + 2)  # a retry
     wait_for(lambda: offsets(cluster, topic, 1) == (2, 2), what="the abort marker")
@@ -232,7 +235,7 @@ def test_the_epoch_moves_on_at_each_end_and_fences_the_ended_transactions_writes
         committed_only = read(cluster.bootstrap_servers, topic, 2, "read_committed")
         assert committed_only == {0: [b"a"], 1: [b"c"]}, read.__name__
         everything = read(cluster.bootstrap_servers, topic, 2, "read_uncommitted")
-        assert everything == {0: [b"a"], 1: [b"b", b"c"]}, read.__name__
+        assert everything == {0: [b"a", b"b0"], 1: [b"b", b"c"]}, read.__name__
 
 
 def test_leaders_and_the_group_coordinator_add_through_another_brokers_coordinator(
