@@ -174,7 +174,9 @@ class RaftQuorum:
         self._task: asyncio.Task[None] | None = None
         self._seen: tuple[Role, int] = (self.node.role, self.node.epoch)
         self._active = False
-        self._fetched_in_epoch = -1
+        self._leader_high_watermark = (-1, -1)
+        """(epoch, high watermark) last heard from a leader: what was committed, which this
+        voter's own high watermark (capped at its log end) may not yet reach."""
         self._gone = GoneVoters()
         self.applied_end_offset = 0
         """Everything below this offset has been handed to the listeners."""
@@ -227,20 +229,23 @@ class RaftQuorum:
         return self.node.in_contact_with_majority(self.clock.now())
 
     def is_caught_up(self) -> bool:
-        """Knows a leader, has heard from it this epoch, and applied what it learned."""
+        """Knows a leader, has heard its high watermark this epoch, and applied up to it
+        (not only up to its own: a voter behind gets part of the log per Fetch, and took
+        itself for caught up with the first part)."""
         if self._active:
             return True
         return (
             self.node.role == Role.FOLLOWER
-            and self._fetched_in_epoch == self.node.epoch
-            and self.applied_end_offset >= self.node.high_watermark
+            and self._leader_high_watermark[0] == self.node.epoch
+            and self.applied_end_offset >= self._leader_high_watermark[1]
         )
 
     def catch_up_report(self) -> str:
         """Where this voter stands, in a line for the log of a broker slow to start."""
         stands = (
             f"role {self.node.role.name}, epoch {self.epoch}, leader {self.leader_id}, "
-            f"fetched in epoch {self._fetched_in_epoch}, log end {self.log_end_offset}, "
+            f"leader's high watermark (epoch, offset) {self._leader_high_watermark}, "
+            f"log end {self.log_end_offset}, "
             f"high watermark {self.high_watermark}, applied {self.applied_end_offset}, "
             f"now {self.clock.now()} ms, gone {sorted(self.view.gone_voters)}"
         )
@@ -358,8 +363,15 @@ class RaftQuorum:
                 del self._inbound[key]
 
     def _deliver(self, envelope: m.Envelope) -> None:
-        if isinstance(envelope.message, m.FetchResponse) and envelope.message.error_code == 0:
-            self._fetched_in_epoch = envelope.message.leader_epoch
+        message = envelope.message
+        # a leader whose epoch has committed nothing yet sends -1: what it knew before may
+        # be less than what was committed, so it is no sign of being caught up
+        if (
+            isinstance(message, m.FetchResponse)
+            and message.error_code == 0
+            and message.high_watermark >= 0
+        ):
+            self._leader_high_watermark = (message.leader_epoch, message.high_watermark)
         self._dispatch(self.node.handle(self.clock.now(), envelope))
         self.wake()  # the driver applies what this committed (only it runs listeners)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from kafkalite.raft import messages as m
 from kafkalite.raft.base import NodeBase
 from kafkalite.raft.log import Entry, LogInvariantError, ValidationKind
-from kafkalite.raft.roles import FollowerState, LeaderState, ParkedFetch, SnapshotFetch
+from kafkalite.raft.roles import FollowerState, LeaderState, ParkedFetch, SnapshotFetch, State
 from kafkalite.raft.snapshot import OffsetAndEpoch, Snapshot
 
 
@@ -86,12 +86,21 @@ class FetchingMixin(NodeBase):
             error,
             leader,
             s.epoch,
-            self._high_watermark,
+            self._high_watermark_to_send(s),
             self.log.log_start_offset,
             diverging_epoch,
             snapshot_id,
             records,
         )
+
+    def _high_watermark_to_send(self, s: State) -> int:
+        """-1 (unknown) from a leader until an entry of its epoch has committed, as Kafka's
+        ``LeaderState.highWatermark()`` is empty until then: what it held before may be
+        less than what was committed (after every voter restarted, each starts from its
+        log start), and a follower told so would take itself for caught up."""
+        if isinstance(s, LeaderState) and self._high_watermark <= s.epoch_start_offset:
+            return -1
+        return self._high_watermark
 
     def _leader_error(self, current_leader_epoch: int) -> int:
         """Kafka's ``validateLeaderOnlyRequest``."""

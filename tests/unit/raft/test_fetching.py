@@ -57,9 +57,10 @@ def test_high_watermark_waits_for_an_entry_of_the_current_epoch() -> None:
     assert leader.maybe_update_high_watermark(current=6) is None
 
 
-def test_leader_commits_prior_epoch_entries_only_with_its_own() -> None:
-    """Node-level: a follower holding 0..1 (epoch 1) does not make them committed; once it
-    holds the new leader's LeaderChange (offset 2, epoch 2), all three are."""
+def elected_by_node_2_alone() -> RaftNode:
+    """Node 1 of three voters that all hold entries 0..1 of epoch 1 (as after a restart
+    of every voter: none knows what was committed), elected for epoch 2 by node 2's vote;
+    its BeginQuorumEpoch is not delivered, so no voter has fetched from it yet."""
     state = ElectionState(1)
     nodes = {n: make_node(n, epochs=[1, 1], state=state, seed=n) for n in (1, 2, 3)}
     for node in nodes.values():
@@ -68,9 +69,15 @@ def test_leader_commits_prior_epoch_entries_only_with_its_own() -> None:
     (pre_vote_response,) = nodes[2].handle(10_000, pre_vote)
     (vote_request,) = [e for e in nodes[1].handle(10_000, pre_vote_response) if e.destination == 2]
     (vote_response,) = nodes[2].handle(10_000, vote_request)
-    nodes[1].handle(10_000, vote_response)  # its BeginQuorumEpoch is not delivered
-    leader = nodes[1]
-    assert leader.role is Role.LEADER and leader.epoch == 2
+    nodes[1].handle(10_000, vote_response)
+    assert nodes[1].role is Role.LEADER and nodes[1].epoch == 2
+    return nodes[1]
+
+
+def test_leader_commits_prior_epoch_entries_only_with_its_own() -> None:
+    """Node-level: a follower holding 0..1 (epoch 1) does not make them committed; once it
+    holds the new leader's LeaderChange (offset 2, epoch 2), all three are."""
+    leader = elected_by_node_2_alone()
     leader.handle(10_001, Envelope(2, 1, 5, FetchRequest(2, 2, 2, 1)))
     leader.poll(10_001)
     assert leader.high_watermark == 0
@@ -82,6 +89,21 @@ def test_leader_commits_prior_epoch_entries_only_with_its_own() -> None:
         (1, 1),
         (2, 2),
     ]
+
+
+def test_a_new_leader_sends_no_high_watermark_until_an_entry_of_its_epoch_commits() -> None:
+    """After every voter restarted, no one knows what was committed: a new leader that
+    answered with its high watermark of 0 told its followers that nothing was, and a
+    restarted broker, caught up with nothing, started on an empty metadata image (and
+    then replayed old topic deletions onto its logs). Kafka's leader answers -1 (its
+    ``LeaderState.highWatermark()`` is empty) until its epoch's first entry commits."""
+    leader = elected_by_node_2_alone()
+    (first,) = leader.handle(10_001, Envelope(2, 1, 5, FetchRequest(2, 2, 2, 1)))
+    assert isinstance(first.message, FetchResponse)
+    assert first.message.high_watermark == -1
+    (later,) = leader.handle(10_002, Envelope(2, 1, 6, FetchRequest(2, 2, 3, 2)))
+    assert isinstance(later.message, FetchResponse)
+    assert later.message.high_watermark == leader.high_watermark == 3
 
 
 def test_a_fetch_from_an_old_epoch_is_fenced() -> None:
