@@ -71,8 +71,9 @@ def tabs(hub: Hub) -> Iterator[dict[str, OpenTab]]:
 
 
 def broker_processes(container: Container) -> int:
-    """How many brokers run inside a student's container."""
-    return sum("-m kafkalite.broker " in cmd for _, cmd in processes_of(container).values())
+    """How many brokers run inside a student's container (each forked by the broker
+    launcher keeps its command line, ``-m kafkalite.broker.launcher <data dirs>``)."""
+    return sum("-m kafkalite.broker" in cmd for _, cmd in processes_of(container).values())
 
 
 def memory_mib(container: Container) -> float:
