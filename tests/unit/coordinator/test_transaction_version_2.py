@@ -164,3 +164,22 @@ async def test_a_timed_out_transaction_is_aborted_with_the_fencing_epoch() -> No
     again = await c.handle_init_producer_id("tx", 60_000, None)
     assert (again.error, again.producer_epoch) == (E.none, epoch + 2)
     await c.stop()
+
+
+@pytest.mark.asyncio
+async def test_a_new_instance_fences_an_open_transaction_of_version_2_with_one_bump() -> None:
+    log, leaders = FakeLog(), FakeLeaders()
+    c = coordinator(log, leaders)
+    init = await c.handle_init_producer_id("tx", 60_000, None)
+    pid, epoch = init.producer_id, init.producer_epoch
+    assert await c.handle_add_partitions("tx", pid, epoch, {A}, 2) == E.none
+    # the new instance's InitProducerId aborts the open transaction first: retried
+    fencing = await c.handle_init_producer_id("tx", 60_000, None)
+    assert fencing.error == E.concurrent_transactions
+    await until(lambda: log.states()[-1] == "CompleteAbort", "CompleteAbort")
+    assert leaders.written == [(1, A, False, epoch + 1)]  # the fence's epoch, not bumped again
+    again = await c.handle_init_producer_id("tx", 60_000, None)
+    assert (again.error, again.producer_id, again.producer_epoch) == (E.none, pid, epoch + 2)
+    old = await c.handle_end_transaction("tx", pid, epoch + 1, True, transaction_version=2)
+    assert old.error == E.producer_fenced  # the fence's epoch was never the producer's
+    await c.stop()
