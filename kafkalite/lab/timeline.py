@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from kafkalite.events import EventType
@@ -184,8 +185,9 @@ def plot_timeline(timeline: Timeline, title: str | None = None) -> Figure:
         for t, _ in timeline.leader_changes:
             axis.axvline(t, color="black", linestyle="--", linewidth=0.9)
     top = rate.get_ylim()[1]
-    for begin, _, label in timeline.faults:
-        rate.text(begin, top, label, va="top", fontsize="small")
+    for begin, end, label in timeline.faults:
+        x, ha = _label_place(rate, begin, end, centred=False)
+        rate.text(x, top, label, va="top", ha=ha, fontsize="small")
     middle = sum(rate.get_xlim()) / 2
     for i, (t, label) in enumerate(timeline.leader_changes):
         # a change in the right half is labelled to the left of its line: inside the axes;
@@ -203,17 +205,24 @@ def plot_timeline(timeline: Timeline, title: str | None = None) -> Figure:
             xytext=(b, top * 0.5),
             arrowprops={"arrowstyle": "<->", "color": "grey"},
         )
-        # centred over the gap, unless the gap is near an edge: there the label ends at the
-        # gap's far side, inside the axes (a gap at the run's end was labelled past it)
-        start, end = rate.get_xlim()
-        third = (end - start) / 3
-        x, ha = (a + b) / 2, "center"
-        if b < start + third:
-            x, ha = a, "left"
-        elif a > end - third:
-            x, ha = b, "right"
+        x, ha = _label_place(rate, a, b, centred=True)
         rate.text(x, top * 0.52, f"no ack for {b - a:.2f} s", ha=ha, fontsize="small")
     # below the figure, where no fault or leader label is: inside the axes it covered them
     figure.legend(loc="outside lower center", ncols=2, fontsize="small", frameon=False)
     figure.suptitle(title or "writes over time")
     return figure
+
+
+def _label_place(axis: Axes, begin: float, end: float, centred: bool) -> tuple[float, str]:
+    """Where a span's label goes so that it stays inside the axes: at the span's start
+    (or centred over it), but one starting in the last third ends at the span's end, and
+    a centred one in the first third starts at its start. Labels at a fixed place ran past
+    the right edge ("isolate 2" at the end of the committed demo, a final gap's "no ack
+    for 0.57 s")."""
+    start, stop = axis.get_xlim()
+    third = (stop - start) / 3
+    if begin > stop - third:
+        return end, "right"
+    if centred and end >= start + third:
+        return (begin + end) / 2, "center"
+    return begin, "left"

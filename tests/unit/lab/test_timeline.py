@@ -164,15 +164,18 @@ def test_labels_stay_inside_the_plot_apart_and_clear_of_the_legend():
         assert not one.overlaps(other), (a, b)
 
 
-def test_a_gap_at_the_end_is_labelled_inside_the_plot():
+def test_a_gap_and_a_fault_at_the_end_are_labelled_inside_the_plot():
     """The consumer-group demo's last writes of 13 s came 0.6 s apart: "no ack for 0.57 s",
-    centred over that gap, ran past the axes' right edge."""
+    centred over that gap, ran past the axes' right edge; so did "isolate 2", a fault the
+    committed demo began just before its end."""
     h = History()
     for i, t in enumerate([i / 5 for i in range(61)] + [12.6]):
         h.record(Op(T0 + t - 0.005, OpKind.SEND, "p", "orders", 0, b"v%d" % i))
         h.record(Op(T0 + t, OpKind.ACK, "p", "orders", 0, b"v%d" % i, i, latency_ms=5.0))
-    figure = plot_timeline(build_timeline(h), "a late gap")
-    rate, box, renderer = drawn_as_presented(figure)
-    (gap,) = [t for t in rate.texts if t.get_text().startswith("no ack")]
-    extent = gap.get_window_extent(renderer)
-    assert box.x0 <= extent.x0 and extent.x1 <= box.x1, gap.get_text()
+    late = [FaultWindow("isolate", 2, T0 + 12.4, T0 + 12.5)]
+    rate, box, renderer = drawn_as_presented(plot_timeline(build_timeline(h, late), "late"))
+    labels = [t for t in rate.texts if t.get_text()]
+    assert {t.get_text() for t in labels} == {"isolate 2", "no ack for 0.60 s"}
+    for label in labels:
+        extent = label.get_window_extent(renderer)
+        assert box.x0 <= extent.x0 and extent.x1 <= box.x1, label.get_text()
