@@ -146,12 +146,24 @@ class Scenario:
         history: History | None = None,
         text: str = "",
         facts: Iterable[tuple[str, str]] = (),
+        kills: Iterable[tuple[float, str]] = (),
     ) -> Outcome:
         """The ending: the run's timeline (writes, errors, faults, elections) and what the
-        history checker found."""
+        history checker found. ``kills``: (``time.time()``, what) of processes the scenario
+        killed that are no broker (a consumer, a Spark driver), marked on the timeline as
+        the cluster's own faults are."""
         png = io.BytesIO()
+        chosen = history or self.history
         with plt.rc_context({"font.size": TIMELINE_FONT_PT}):
-            figure = self.lab.timeline(history or self.history, title)
+            figure = self.lab.timeline(chosen, title)
+            first = (chosen.span or (0.0, 0.0))[0]  # the timeline's zero
+            for at, what in kills:
+                for axis in figure.axes:
+                    axis.axvline(at - first, color="tab:red", linestyle=":", linewidth=1.5)
+                figure.axes[0].annotate(
+                    f"{what} ", (at - first, 0.3), xycoords=("data", "axes fraction"),
+                    ha="right", color="tab:red", fontsize="small",
+                )  # fmt: skip
             figure.set_size_inches(
                 TIMELINE_SIZE_PX[0] / TIMELINE_DPI, TIMELINE_SIZE_PX[1] / TIMELINE_DPI
             )

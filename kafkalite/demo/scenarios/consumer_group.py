@@ -86,6 +86,7 @@ class ConsumerGroup(Scenario):
         self.lab.wait_for(lambda: len(c1.uncommitted()) >= 2, TAKE_OVER_S, "c1 mid-batch")
         c1.kill()
         self.killed_at = time.monotonic()
+        self.killed_at_wall = time.time()
         self.redo = c1.uncommitted()
         return Outcome(
             f"c1 was killed after processing {', '.join(self.redo)} since its last commit; "
@@ -122,6 +123,7 @@ class ConsumerGroup(Scenario):
         return self.verdict(
             result,
             "clicks written while c1 died and c2 took over",
+            kills=[(self.killed_at_wall, "c1 killed")],
             text=f"Processed twice: {', '.join(twice) or 'none'}; "
             + (
                 "exactly what c1 had not committed. At least once: the output and the "

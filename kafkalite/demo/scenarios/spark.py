@@ -143,6 +143,7 @@ class Spark(Scenario):
         return self.verdict(
             result,
             "orders copied by Spark, driver killed",
+            kills=[(self.killed_at, "driver killed")],
             text=f"{sent} orders sent; the copy holds {len(copy)} records, "
             f"{len(set(copy))} different.",
             facts=(("copies", str(len(copy))), ("different", str(len(set(copy))))),
