@@ -9,8 +9,8 @@ lists) and Kafka 4.0.0's ranges (``protocol.kafka_versions``), never written by 
 
 from __future__ import annotations
 
-from kafkalite.broker.handlers import served_apis
-from kafkalite.broker.handlers.registry import Listener
+from kafkalite.broker.apis import served_apis
+from kafkalite.broker.handler_registry import Listener
 from kafkalite.protocol.codec import api_name
 from kafkalite.protocol.kafka_versions import KAFKA_4_0
 

@@ -26,25 +26,26 @@ from pathlib import Path
 
 from kafkalite.broker.apis import broker_handlers
 from kafkalite.broker.broker_state import BrokerState, BrokerStateMachine
-from kafkalite.broker.consumer_group_settings import ImageTopics, consumer_group_config
-from kafkalite.broker.control_plane import ControlPlane
-from kafkalite.broker.controller_channel import ControllerChannel
-from kafkalite.broker.controller_service import ControllerService
+from kafkalite.broker.control_plane.control_loop import ControlPlane
+from kafkalite.broker.control_plane.controller_channel import ControllerChannel
+from kafkalite.broker.control_plane.controller_service import ControllerService
+from kafkalite.broker.control_plane.lifecycle import BrokerLifecycle
+from kafkalite.broker.control_plane.raft_quorum import RaftQuorum
+from kafkalite.broker.control_plane_api import VoterAddress, parse_voters
+from kafkalite.broker.data_plane.consumer_group_settings import ImageTopics, consumer_group_config
+from kafkalite.broker.data_plane.group_offsets import BrokerOffsetsTopic
+from kafkalite.broker.data_plane.isr_manager import IsrManager
+from kafkalite.broker.data_plane.log_cleaner import LogCleanerManager
+from kafkalite.broker.data_plane.partition_events import emit_partition_change
+from kafkalite.broker.data_plane.producer_ids import ProducerIdManager
+from kafkalite.broker.data_plane.replica_fetcher import ReplicaFetcherManager
+from kafkalite.broker.data_plane.replica_manager import ReplicaManager
+from kafkalite.broker.data_plane.transaction_state import BrokerTransactionStateTopic
+from kafkalite.broker.data_plane.txn_marker_channel import BrokerMarkerChannel
 from kafkalite.broker.events import EventLog
-from kafkalite.broker.group_offsets import BrokerOffsetsTopic
-from kafkalite.broker.isr_manager import IsrManager
-from kafkalite.broker.lifecycle import BrokerLifecycle
-from kafkalite.broker.log_cleaner import LogCleanerManager
 from kafkalite.broker.loop_lag import LoopLagMonitor
 from kafkalite.broker.metadata_publisher import MetadataPublisher
-from kafkalite.broker.partition_events import emit_partition_change
-from kafkalite.broker.producer_ids import ProducerIdManager
-from kafkalite.broker.raft_quorum import RaftQuorum, VoterAddress, parse_voters
-from kafkalite.broker.replica_fetcher import ReplicaFetcherManager
-from kafkalite.broker.replica_manager import ReplicaManager
 from kafkalite.broker.server import KafkaServer
-from kafkalite.broker.transaction_state import BrokerTransactionStateTopic
-from kafkalite.broker.txn_marker_channel import BrokerMarkerChannel
 from kafkalite.controller.controller_image import ControllerImage
 from kafkalite.coordinator.group.coordinator import GroupCoordinator
 from kafkalite.coordinator.transaction.coordinator import TransactionConfig, TransactionCoordinator

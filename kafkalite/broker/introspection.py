@@ -22,9 +22,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from kafkalite.broker.controller_service import ControllerService
+from kafkalite.broker.control_plane.controller_service import ControllerService
+from kafkalite.broker.control_plane_api import QuorumView
 from kafkalite.broker.events import EventLog
-from kafkalite.broker.raft_quorum import QuorumView
 from kafkalite.coordinator.group.group_views import group_views
 from kafkalite.coordinator.transaction.coordinator import TransactionCoordinator
 

@@ -21,10 +21,10 @@ import struct
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
+from kafkalite.broker.api_versions import unsupported_version_reply
 from kafkalite.broker.context import Connection, RequestContext
-from kafkalite.broker.controller_channel import ControllerChannel, ServeLocallyError
-from kafkalite.broker.handlers.api_versions import unsupported_version_reply
-from kafkalite.broker.handlers.registry import Handler, HandlerTable
+from kafkalite.broker.control_plane_api import Controller, ServeLocallyError
+from kafkalite.broker.handler_registry import Handler, HandlerTable
 from kafkalite.network.send_frame import Frame, frame_bytes, send_frame
 from kafkalite.protocol.codec import (
     API_VERSIONS_KEY,
@@ -71,7 +71,7 @@ class KafkaServer:
         handlers: HandlerTable,
         *,
         concurrent: bool = False,
-        forward_to: ControllerChannel | None = None,
+        forward_to: Controller | None = None,
         run_on_main: RunOnMain | None = None,
     ) -> None:
         self.forward_to = forward_to
@@ -205,7 +205,7 @@ class KafkaServer:
         """Serve one decoded request: its handler here, or the controller's."""
         peer = connection.peer
         controller = self.forward_to
-        if handler.forward and controller is not None and not controller.quorum.view.is_active:
+        if handler.forward and controller is not None and not controller.active_here:
             try:
                 forwarded = await controller.forward(frame)
                 return _SIZE.pack(len(forwarded)) + forwarded

@@ -6,7 +6,7 @@ A broker is found dead in one of two ways:
 
 - **its process is gone**: the operating system closes a killed process's connections, and
   the controller fences the broker as soon as it sees its connection close (in
-  ``broker.controller_service``, not here: no clock is involved);
+  ``broker.control_plane.controller_service``, not here: no clock is involved);
 - **it is silent** (paused, cut off by the network, hung): the controller fences a broker
   it has heard nothing from (a heartbeat, or a request of its metadata-quorum voter) for
   ``broker.session.timeout.ms``. Silence is measured on the controller's own responsive

@@ -5,7 +5,7 @@ one broker; ``cluster-wide``: live, for one broker or as every broker's default)
 Kafka-Lite knows all of them: the ones it acts on are defined in ``broker_configs`` (with
 the lab defaults), the others are accepted, stored and listed as "not applied here"
 (``accepted_configs``). The update mode is Kafka's in both cases, and the broker refuses a
-live change as Kafka refuses it (``broker/handlers/configs``). ``tests/reference`` keeps
+live change as Kafka refuses it (``broker/data_plane/handlers/configs``). ``tests/reference`` keeps
 Kafka's documentation list, and a test compares the two.
 """
 

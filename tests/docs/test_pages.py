@@ -32,7 +32,9 @@ from tests.docs.markdown import (
 KAFKALITE = Path(sys.executable).with_name("kafkalite")
 TOP = "bench|docker|docs|examples|grader|kafkalite|labs|scripts|tests"
 REPO_PATH = re.compile(rf"^(?:{TOP})/[\w./-]*$")
-PACKAGE_PATH = re.compile(r"^(\w+)/[\w/.-]+\.(?:py|js)$")  # broker/control_plane.py: in kafkalite/
+PACKAGE_PATH = re.compile(
+    r"^(\w+)/[\w/.-]+\.(?:py|js)$"
+)  # broker/control_plane/control_loop.py: in kafkalite/
 ALL = [c for page in PAGES for c in commands(page)]
 
 

@@ -1,5 +1,5 @@
 """How the active controller finds a dead broker, with real processes really killed,
-paused and cut off (``controller.heartbeats``, ``broker.controller_service``):
+paused and cut off (``controller.heartbeats``, ``broker.control_plane.controller_service``):
 
 - a killed broker's connections are closed by its operating system, and the controller
   fences it at once (``broker_connection_closed``), without waiting out its session;

@@ -12,8 +12,8 @@ from kio.schema.api_versions.v3.response import ApiVersionsResponse
 from kio.schema.metadata.v12.request import MetadataRequest, MetadataRequestTopic
 from kio.schema.produce.v9.request import PartitionProduceData, ProduceRequest, TopicProduceData
 
-from kafkalite.broker.handlers import served_apis
-from kafkalite.broker.handlers.registry import Listener
+from kafkalite.broker.apis import served_apis
+from kafkalite.broker.handler_registry import Listener
 from kafkalite.protocol.kafka_versions import KAFKA_4_0
 from kafkalite.protocol.records import Record, build_batch
 from tests.support.raw import RawConnection, fetch_request

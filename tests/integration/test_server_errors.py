@@ -24,7 +24,7 @@ import pytest
 import pytest_asyncio
 from kio.index import load_request_schema
 
-from kafkalite.broker.handlers.registry import HandlerTable
+from kafkalite.broker.handler_registry import HandlerTable
 from kafkalite.broker.server import KafkaServer
 from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.errors import ErrorCode

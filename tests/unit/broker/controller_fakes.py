@@ -8,8 +8,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from kafkalite.broker.controller_service import ControllerService
-from kafkalite.broker.raft_quorum import NotControllerError, QuorumView
+from kafkalite.broker.control_plane.controller_service import ControllerService
+from kafkalite.broker.control_plane_api import NotControllerError, QuorumView
 from kafkalite.controller.controller_image import ControllerImage
 from kafkalite.metadata.records import MetadataRecord
 

@@ -7,7 +7,7 @@ import asyncio
 from types import SimpleNamespace
 from typing import Any
 
-from kafkalite.broker.replica_fetcher import ReplicaFetcher
+from kafkalite.broker.data_plane.replica_fetcher import ReplicaFetcher
 from kafkalite.metadata.config_defs import BROKER_CONFIGS
 from kafkalite.metadata.image import MetadataImage
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kafkalite.broker.raft_quorum import RaftQuorum, VoterAddress
+from kafkalite.broker.control_plane.raft_quorum import RaftQuorum
+from kafkalite.broker.control_plane_api import VoterAddress
 from kafkalite.raft.config import RaftConfig
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafkalite.broker.cluster_identity import ClusterIdentity, controller_for_clients
-from kafkalite.broker.raft_quorum import QuorumView
+from kafkalite.broker.control_plane_api import QuorumView
+from kafkalite.broker.data_plane.cluster_identity import ClusterIdentity, controller_for_clients
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.metadata.records import RegisterBrokerRecord, UnfenceBrokerRecord
 

@@ -11,7 +11,7 @@ import asyncio
 import pytest
 
 from kafkalite.broker.context import Connection
-from kafkalite.broker.raft_quorum import NotControllerError
+from kafkalite.broker.control_plane_api import NotControllerError
 from kafkalite.controller.topic_control import CreatableTopic
 from kafkalite.events import EventType
 from kafkalite.metadata.records import FenceBrokerRecord, MetadataRecord, PartitionChangeRecord

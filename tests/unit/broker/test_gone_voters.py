@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkalite.broker.gone_voters import GoneVoters
+from kafkalite.broker.control_plane.gone_voters import GoneVoters
 
 pytestmark = pytest.mark.unit
 

@@ -1,7 +1,7 @@
 """The broker's two handler tables, built from one instance of each handler family.
 
 A family's handlers are methods of a class whose constructor names its dependencies
-(``broker.handlers.registry``); ``broker.apis`` wires one broker's instances. These tests
+(``broker.handler_registry``); ``broker.apis`` wires one broker's instances. These tests
 build a real (unstarted) broker and check that its tables serve exactly what the handler
 classes declare, bound to the instances the broker made.
 """
@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 from kio.schema.index import api_key_map
 
+from kafkalite.broker.apis import handler_tables, served_apis
 from kafkalite.broker.broker import Broker, BrokerConfig
-from kafkalite.broker.handlers import AclApis, handler_tables, served_apis
-from kafkalite.broker.handlers.registry import Handler, Listener
+from kafkalite.broker.data_plane.handlers import AclApis
+from kafkalite.broker.handler_registry import Handler, Listener
 from kafkalite.protocol.api_keys import ApiKeys
 
 pytestmark = pytest.mark.unit

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from kafkalite.broker.lifecycle import MAX_HEARTBEATS_IN_FLIGHT, BrokerLifecycle
+from kafkalite.broker.control_plane.lifecycle import MAX_HEARTBEATS_IN_FLIGHT, BrokerLifecycle
 from tests.support import virtual_time
 
 pytestmark = pytest.mark.unit

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from kafkalite.broker.group_offsets import BrokerOffsetsTopic
-from kafkalite.broker.internal_topic import InternalTopic
-from kafkalite.broker.transaction_state import BrokerTransactionStateTopic
+from kafkalite.broker.data_plane.group_offsets import BrokerOffsetsTopic
+from kafkalite.broker.data_plane.internal_topic import InternalTopic
+from kafkalite.broker.data_plane.transaction_state import BrokerTransactionStateTopic
 from kafkalite.controller.topic_control import CreatableTopic
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.metadata.records import (

@@ -6,7 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from kafkalite.broker.isr_manager import ISR_CHECK_INTERVAL_S, isr_check_period_s, proposed_isr
+from kafkalite.broker.data_plane.isr_manager import (
+    ISR_CHECK_INTERVAL_S,
+    isr_check_period_s,
+    proposed_isr,
+)
 from kafkalite.protocol.records import Record, build_batch
 from kafkalite.replication.partition import Partition
 from kafkalite.storage.config import LogConfig

@@ -12,7 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from kafkalite.broker.handlers.list_offsets import EARLIEST, LATEST, MAX_TIMESTAMP, _lookup
+from kafkalite.broker.data_plane.handlers.list_offsets import (
+    EARLIEST,
+    LATEST,
+    MAX_TIMESTAMP,
+    _lookup,
+)
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 from kafkalite.protocol.records import Record, build_batch
 from kafkalite.replication.partition import READ_UNCOMMITTED, Partition

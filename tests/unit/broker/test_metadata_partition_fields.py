@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkalite.broker.handlers.metadata import partition_fields
+from kafkalite.broker.data_plane.handlers.metadata import partition_fields
 from kafkalite.metadata.image import PartitionRegistration
 from kafkalite.protocol.errors import ErrorCode
 

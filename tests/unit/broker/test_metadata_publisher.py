@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from kafkalite.broker.control_plane import ControlPlane
+from kafkalite.broker.control_plane.control_loop import ControlPlane
 from kafkalite.broker.metadata_publisher import FAULT_NAME, MetadataPublisher
 from kafkalite.metadata.records import MetadataRecord, TopicRecord
 from kafkalite.supervision import TaskSupervisor

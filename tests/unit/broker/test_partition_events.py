@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kafkalite.broker.partition_events import emit_partition_change
+from kafkalite.broker.data_plane.partition_events import emit_partition_change
 from kafkalite.events import EventType
 from kafkalite.metadata.image import PartitionRegistration
 from kafkalite.metadata.records import RECOVERING, PartitionChangeRecord

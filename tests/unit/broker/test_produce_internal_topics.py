@@ -21,10 +21,10 @@ from kio.schema.produce.v9.request import (
 )
 
 from kafkalite.broker.context import RequestContext
+from kafkalite.broker.data_plane.handlers.produce import ProduceApi
+from kafkalite.broker.data_plane.replica_manager import ReplicaManager
+from kafkalite.broker.data_plane.transaction_verification import TransactionVerifier
 from kafkalite.broker.events import EventLog
-from kafkalite.broker.handlers.produce import ProduceApi
-from kafkalite.broker.replica_manager import ReplicaManager
-from kafkalite.broker.transaction_verification import TransactionVerifier
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.metadata.records import PartitionRecord, TopicRecord
 from kafkalite.protocol.codec import decode_request, decode_response, encode_request

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from kafkalite.broker.producer_ids import ProducerIdManager
+from kafkalite.broker.data_plane.producer_ids import ProducerIdManager
 from kafkalite.controller.producer_id_control import PRODUCER_ID_BLOCK_SIZE
 
 pytestmark = [pytest.mark.unit, pytest.mark.asyncio]

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from kafkalite.broker.replica_fetcher import held_fetch_wait_ms
+from kafkalite.broker.data_plane.replica_fetcher import held_fetch_wait_ms
 from kafkalite.protocol.codec import millis
 from kafkalite.protocol.errors import ErrorCode
 from tests.unit.broker.fetcher_fakes import empty_replica, follower_fetcher

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from kafkalite.broker.replica_fetcher import ReplicaFetcherManager
+from kafkalite.broker.data_plane.replica_fetcher import ReplicaFetcherManager
 from kafkalite.metadata.image import MetadataImage
 from tests.unit.broker.fetcher_fakes import REQUEST_TIMEOUT_MS, empty_replica
 

@@ -89,7 +89,7 @@ def test_a_partition_that_fails_to_append_leaves_the_others_fetching(
         fetcher._task.cancel()
         return leader
 
-    with caplog.at_level(logging.WARNING, logger="kafkalite.broker.replica_fetcher"):
+    with caplog.at_level(logging.WARNING, logger="kafkalite.broker.data_plane.replica_fetcher"):
         leader = asyncio.run(scenario())
     assert len(appended) >= 3, "the healthy partition stopped with the broken one"
     assert leader.fetched[BROKEN] >= 2, "the broken partition is tried again after its backoff"

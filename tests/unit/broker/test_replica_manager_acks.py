@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from kafkalite.broker.data_plane.replica_manager import ReplicaManager
 from kafkalite.broker.events import EventLog
-from kafkalite.broker.replica_manager import ReplicaManager
 from kafkalite.metadata.image import MetadataImage, PartitionRegistration
 from kafkalite.metadata.records import ConfigRecord, PartitionRecord, TopicRecord
 from kafkalite.protocol.errors import ErrorCode

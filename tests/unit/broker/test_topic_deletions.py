@@ -6,7 +6,11 @@ import uuid
 
 import pytest
 
-from kafkalite.broker.handlers.topics import ZERO_UUID, RefusedDeletion, resolve_deletions
+from kafkalite.broker.data_plane.handlers.topics import (
+    ZERO_UUID,
+    RefusedDeletion,
+    resolve_deletions,
+)
 from kafkalite.protocol.errors import ErrorCode
 
 pytestmark = pytest.mark.unit

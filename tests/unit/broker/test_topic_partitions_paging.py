@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkalite.broker.handlers.topic_partitions import paginate
+from kafkalite.broker.data_plane.handlers.topic_partitions import paginate
 
 pytestmark = pytest.mark.unit
 

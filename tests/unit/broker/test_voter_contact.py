@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from kafkalite.broker.controller_service import ControllerService
+from kafkalite.broker.control_plane.controller_service import ControllerService
 from kafkalite.events import EventType
 from kafkalite.raft import messages as m
 from kafkalite.raft.clock import ResponsiveClock

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkalite.broker.transaction_verification import VerificationGuards
+from kafkalite.broker.data_plane.transaction_verification import VerificationGuards
 from kafkalite.coordinator.transaction.operations import verify_partitions
 from kafkalite.coordinator.transaction.state import TransactionMetadata, TransactionState
 from kafkalite.protocol.errors import ErrorCode

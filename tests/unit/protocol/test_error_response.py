@@ -22,7 +22,7 @@ from kio.schema.metadata.v12.response import MetadataResponse
 from kio.schema.produce.v9.response import ProduceResponse
 from kio.serial import entity_reader, entity_writer
 
-from kafkalite.broker.handlers import served_apis
+from kafkalite.broker.apis import served_apis
 from kafkalite.protocol.error_response import error_response
 from kafkalite.protocol.errors import ErrorCode
 from tests.support.kio_samples import build
