@@ -40,6 +40,10 @@ WINDOW_CELLS = 18
 """Offsets drawn per partition: the newest 18 fit the left column at ``SCALE``."""
 SIDE_PX = 430
 """The side column: the words, the feed and the groups."""
+NARROW_SIDE_PX = 330
+"""On a narrower screen (a 1024x768 projector) the side column narrows and the dashboard
+is drawn at a laptop's size: at ``SCALE`` its strips' newest offsets were cut off. The
+projector's picture is as wide as ever, so its cells are no smaller to the class."""
 
 STYLE = f"""<style>
 body, .jp-Notebook, .jp-Cell, .jp-OutputArea-output {{ margin: 0 !important;
@@ -66,6 +70,10 @@ body, .jp-Notebook, .jp-Cell, .jp-OutputArea-output {{ margin: 0 !important;
 .kl-demo-words {{ font-size: 17px; line-height: 1.3; color: #222; }}
 .kl-demo-words p {{ margin: 0 0 4px; }}
 .kl-demo-picture, .kl-demo .kl-panels {{ zoom: {SCALE:g}; }}
+@media (max-width: 1200px) {{
+  .kl-demo-side {{ flex-basis: {NARROW_SIDE_PX}px; width: {NARROW_SIDE_PX}px; }}
+  .kl-demo-picture, .kl-demo .kl-panels {{ zoom: 1; }}
+}}
 .kl-demo .kl-feed {{ max-height: 90px !important; }}
 .kl-demo .kl-card .widget-hbox {{ display: none !important; }}
 .kl-demo-table {{ font-size: 22px; border-collapse: collapse; margin: 6px 0; }}
