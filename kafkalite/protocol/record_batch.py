@@ -139,18 +139,15 @@ def crc_of(buf: bytes | memoryview, pos: int, header: RecordBatchHeader) -> int:
 
 
 def validate_batch(buf: bytes | memoryview, pos: int = 0) -> RecordBatchHeader:
-    """Check one complete batch at ``pos`` as the leader does before appending it."""
+    """Check that the batch at ``pos`` is whole and intact (its size and CRC), as Kafka's
+    ``DefaultRecordBatch.ensureValid`` does for every batch it appends, replicates or
+    recovers. Not its record count: a batch the log cleaner thinned keeps its offset range
+    with fewer records (``retain_records``), so only a batch a client produced must have
+    one record per offset (``validate_produced``)."""
     header = parse_header(buf, pos)
     if len(buf) - pos < header.size_in_bytes:
         raise InvalidBatchError(
             f"batch declares {header.size_in_bytes} bytes but only {len(buf) - pos} are present"
-        )
-    if header.records_count < 1:
-        raise InvalidBatchError(f"batch has {header.records_count} records")
-    if header.last_offset_delta != header.records_count - 1:
-        raise InvalidBatchError(
-            f"lastOffsetDelta {header.last_offset_delta} does not match "
-            f"recordsCount {header.records_count}"
         )
     actual = crc_of(buf, pos, header)
     if actual != header.crc:
@@ -187,6 +184,14 @@ def validate_produced(records: bytes) -> RecordBatchHeader:
         raise MoreThanOneBatchError(
             "Produce requests v3+ may carry exactly one record batch per partition; "
             f"this one has {len(records) - header.size_in_bytes} bytes after the first"
+        )
+    if header.records_count < 1:
+        raise InvalidBatchError(f"batch has {header.records_count} records")
+    # Kafka's LogValidator.validateBatch, for batches from clients only
+    if header.last_offset_delta != header.records_count - 1:
+        raise InvalidBatchError(
+            f"lastOffsetDelta {header.last_offset_delta} does not match "
+            f"recordsCount {header.records_count}"
         )
     return validate_batch(records, 0)
 

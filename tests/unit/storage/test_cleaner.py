@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from kafkalite.protocol.control_records import end_txn_marker_batch
-from kafkalite.protocol.record_batch import iter_batches
-from kafkalite.protocol.records import Record, build_batch, decode_records
+from kafkalite.protocol.record_batch import InvalidBatchError, iter_batches, validate_produced
+from kafkalite.protocol.records import Record, build_batch, decode_records, retain_records
 from kafkalite.storage.cleaner import (
     CleanerStats,
     clean,
@@ -249,3 +249,23 @@ def test_a_follower_appends_a_compacted_leaders_batches_across_gaps(tmp_path: Pa
     follower.append_as_follower(build_batch([Record(b"a", b"1", 0)], base_offset=0))
     follower.append_as_follower(build_batch([Record(b"a", b"2", 0)], base_offset=7))
     assert follower.log_end_offset == 8
+
+
+def test_a_batch_the_cleaner_thinned_is_replicated_and_recovered_whole(tmp_path: Path) -> None:
+    """A cleaned batch keeps its offset range with fewer records (Kafka's too). A follower
+    refused it ("lastOffsetDelta 2 does not match recordsCount 2") and fetched it forever,
+    out of the ISR, and a broker restarted after a crash truncated its log there (lab 08's
+    changelog, on a broker killed later). Only a produced batch must have one record per
+    offset (Kafka's LogValidator.validateBatch checks it for clients only)."""
+    written = [Record(b"a", b"1", 0), Record(b"b", b"1", 0), Record(b"a", b"2", 0)]
+    thinned = retain_records(build_batch(written, base_offset=0), lambda r: r.offset > 0)
+    assert thinned is not None
+    follower = Log.open(tmp_path / "t-0", LogConfig(), lambda: NOW)
+    follower.append_as_follower(thinned)
+    assert follower.log_end_offset == 3
+    # kill -9: no close(), so the reopened log recovers the active segment
+    reopened = Log.open(tmp_path / "t-0", LogConfig(), lambda: NOW)
+    assert reopened.log_end_offset == 3
+    assert read_all(reopened) == [(1, b"b", b"1"), (2, b"a", b"2")]
+    with pytest.raises(InvalidBatchError, match="does not match recordsCount"):
+        validate_produced(thinned)
