@@ -117,6 +117,17 @@ def test_lab_04_runs_in_the_lab_container_against_the_broker_containers(
     }
 
 
+def test_the_instructors_demo_runs_in_the_lab_container(stack: CourseStack) -> None:
+    """``kafkalite demo`` where the course runs (issue 32): two scenarios rehearsed in the
+    lab container against the broker containers, their resets and faults (a broker cut
+    off, a leader killed) carried out through the Docker backend, each to its verdict."""
+    scenarios = ["committed", "acks-1"]
+    done = stack.exec_lab(["python", "-m", "kafkalite.demo.rehearse", *scenarios], timeout_s=400)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    for slug in scenarios:
+        assert f"  {slug}: " in done.stdout and f"{slug} FAILED" not in done.stdout
+
+
 def test_faults_through_the_docker_backend_lose_no_acknowledged_write(
     stack: CourseStack, tmp_path: Path
 ) -> None:
