@@ -47,7 +47,10 @@ class Execution:
 class Kernel:
     """A notebook's kernel in a student's server, started and driven as JupyterLab does:
     a session for the notebook through the REST API, then execute requests over the
-    kernel's websocket. Its working directory is the notebook's folder (the labs)."""
+    kernel's websocket. Its working directory is the notebook's folder (the labs).
+
+    Each cell opens the websocket afresh, as a JupyterLab tab reconnects: a connection
+    left idle while a class arrives may be closed in between (seen in ``bench.course``)."""
 
     def __init__(self, server_url: str, token: str, notebook: str) -> None:
         self.server_url = server_url.rstrip("/")
@@ -60,15 +63,21 @@ class Kernel:
         )
         self.session_id = session["id"]
         self.kernel_id = session["kernel"]["id"]
+        self.client_session = uuid.uuid4().hex
+
+    def execute(self, code: str, timeout_s: float = 300) -> Execution:
         ws_url = self.server_url.replace("http", "ws", 1)
-        self.socket = websocket.create_connection(
+        socket = websocket.create_connection(
             f"{ws_url}/api/kernels/{self.kernel_id}/channels",
             header=[f"{k}: {v}" for k, v in self.headers.items()],
             timeout=60,
         )
-        self.client_session = uuid.uuid4().hex
+        try:
+            return self._execute(socket, code, timeout_s)
+        finally:
+            socket.close()
 
-    def execute(self, code: str, timeout_s: float = 300) -> Execution:
+    def _execute(self, socket: websocket.WebSocket, code: str, timeout_s: float) -> Execution:
         msg_id = uuid.uuid4().hex
         header = {
             "msg_id": msg_id,
@@ -78,7 +87,7 @@ class Kernel:
             "version": "5.3",
         }
         content = {"code": code, "silent": False, "store_history": True, "allow_stdin": False}
-        self.socket.send(
+        socket.send(
             json.dumps(
                 {
                     "header": header,
@@ -93,8 +102,8 @@ class Kernel:
         output: list[str] = []
         error = None
         while True:
-            self.socket.settimeout(max(1.0, timeout_s - (time.monotonic() - started)))
-            message = json.loads(self.socket.recv())
+            socket.settimeout(max(1.0, timeout_s - (time.monotonic() - started)))
+            message = json.loads(socket.recv())
             if message.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
             kind = message["msg_type"]
@@ -108,7 +117,6 @@ class Kernel:
     def close(self) -> None:
         """Shut the kernel down (its session deleted), as closing the notebook's tab and
         shutting its kernel does."""
-        self.socket.close()
         _call(f"{self.server_url}/api/sessions/{self.session_id}", self.headers, "DELETE")
 
 
@@ -177,6 +185,13 @@ class HubClient:
 
     def server_ready(self, name: str) -> bool:
         return bool((self.server(name) or {}).get("ready"))
+
+    def kernel_gone(self, name: str, kernel_id: str) -> bool:
+        """Whether the kernel no longer runs in the student's server (its REST API, through
+        the proxy; the student may have others)."""
+        headers = {"Authorization": f"token {self.admin_token}"}
+        kernels: list[dict[str, Any]] = _call(f"{self.server_url(name)}/api/kernels", headers)
+        return kernel_id not in {kernel["id"] for kernel in kernels}
 
     def server_url(self, name: str) -> str:
         return f"{self.url}/user/{name}"
@@ -273,5 +288,7 @@ class Hub(ComposeProject):
             wait_for(self.client.answers, 120, "the hub's API")
             yield self
         finally:
-            self.down()
+            # the students first: a hub stopping many of them may outlast compose's wait,
+            # which then fails to remove the network they are still on
             self.remove_student_leftovers()
+            self.down()
