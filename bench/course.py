@@ -22,9 +22,11 @@ brokers starts in their own container. At each step, once the class has settled:
 The class grows until a step misses a target (a kill → new leader over 1.5 s, an OOM
 kill, a server that does not start, less than ``RESERVE_MIB`` of the machine's memory
 left) or ``--max``: the result names the largest class that met every target and what
-the next step hit. First of all, one student runs lab 04 top to bottom: the peak of their
-container's working set sets the memory limit per student this bench recommends (the
-hub's default and the Kubernetes values use it).
+the next step hit. First of all, one student runs every lab top to bottom (but the Spark
+lab), each in a kernel of its own: the peak of their container's working set sets the
+memory limit per student this bench recommends (the hub's default and the Kubernetes
+values use it); then their server is stopped as the idle culler stops it, and started
+again: the seconds until their cluster is back.
 
 Other work on the machine (several test suites share it) inflates every figure: the
 load average is recorded beside each.
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import math
 import os
@@ -42,6 +45,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, cast
 
 import nbformat
@@ -49,7 +53,7 @@ import psutil
 from docker.models.containers import Container
 
 from bench.common import record
-from tests.containers.engine import Engine, start_engine
+from tests.containers.engine import REPO, Engine, start_engine
 from tests.containers.hub import CONNECT, Hub, HubClient, Kernel
 from tests.containers.stack import LAB_04, base_image
 from tests.support.ports import free_base_port
@@ -61,7 +65,7 @@ KILLING_SHARE = 0.1
 RESERVE_MIB = 1024
 SETTLE_S = 30.0
 WINDOW_S = 30.0
-SPAWN_AT_ONCE = 10
+SPAWN_AT_ONCE = 5
 SPAWN_TIMEOUT_S = 300.0
 HEADROOM = 1.5
 LIMIT_STEP_MIB = 256
@@ -83,15 +87,21 @@ print(_json.dumps({
 """
 
 
-def lab_cells() -> list[str]:
-    """Lab 04's code cells (its master: the student's steps and the reference answers)."""
-    notebook = nbformat.read(LAB_04, as_version=4)  # type: ignore[no-untyped-call]
+def lab_cells(master: Path = LAB_04) -> list[str]:
+    """A lab's code cells (its master: the student's steps and the reference answers)."""
+    notebook = nbformat.read(master, as_version=4)  # type: ignore[no-untyped-call]
     return [c.source for c in notebook.cells if c.cell_type == "code"]
 
 
 def kill_cell() -> str:
-    """The lab's kill step, as a student runs it."""
+    """Lab 04's kill step, as a student runs it."""
     return next(cell for cell in lab_cells() if "crash_the_leader" in cell)
+
+
+def labs_without_spark() -> list[Path]:
+    """Every lab the students' image runs (the Spark lab needs the image built with it)."""
+    masters = sorted((REPO / "grader" / "masters").glob("*.ipynb"))
+    return [m for m in masters if "kafkalite.spark" not in m.read_text()]
 
 
 @dataclass
@@ -216,6 +226,7 @@ def rest_figures(hub: Hub, students: list[Student], window_s: float) -> dict[str
     measured = at_rest({"hub": hub.hub_container(), **containers}, window_s)
     hub_figures = measured.pop("hub")
     cpu = [m["cpu_cores"] for m in measured.values()]
+    memory = psutil.virtual_memory()
     return {
         "load_average": [round(x, 2) for x in load_before],
         "students_cpu_cores_total": round(sum(cpu), 3),
@@ -229,7 +240,13 @@ def rest_figures(hub: Hub, students: list[Student], window_s: float) -> dict[str
         "hub": {k: round(v, 3) for k, v in hub_figures.items()},
         "engine": engine_overhead(len(containers) + 1),
         "one_student_by_process": processes_by_kind(containers[students[-1].name]),
-        "machine_available_mib": round(psutil.virtual_memory().available / MIB),
+        "machine_available_mib": round(memory.available / MIB),
+        # what the rest of the machine holds (other work sharing it): in use, less the class
+        "machine_used_by_others_mib": round(
+            (memory.total - memory.available) / MIB
+            - sum(m["working_set_mib"] for m in measured.values())
+            - hub_figures["working_set_mib"]
+        ),
     }
 
 
@@ -270,9 +287,10 @@ def memory_kills(hub: Hub, names: list[str]) -> list[str]:
     return gone
 
 
-def whole_lab(hub: Hub, student: Student) -> dict[str, Any]:
-    """The student runs all of lab 04 in their kernel; their container's peak memory."""
-    assert student.kernel is not None
+def every_lab(hub: Hub, student: Student) -> dict[str, Any]:
+    """The student runs every lab top to bottom, each in a kernel of its own that is shut
+    down when the lab is done (as closing its tab and its kernel does): their container's
+    peak working set sets the memory limit per student."""
     container = hub.student_container(student.name)
     peak = 0.0
     stop = threading.Event()
@@ -286,24 +304,51 @@ def whole_lab(hub: Hub, student: Student) -> dict[str, Any]:
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    started = time.monotonic()
-    errors = []
-    for index, cell in enumerate(lab_cells()):
-        done = student.kernel.execute(cell)
-        if done.error:
-            errors.append(f"cell {index}: {done.error}")
-    seconds = time.monotonic() - started
+    labs = {}
+    kernel_at_rest = []
+    for master in labs_without_spark():
+        kernel = hub.client.kernel(student.name, master.name)
+        started = time.monotonic()
+        errors = []
+        for index, cell in enumerate(lab_cells(master)):
+            done = kernel.execute(cell)
+            if done.error:
+                errors.append(f"cell {index}: {done.error}")
+        labs[master.stem] = {"seconds": round(time.monotonic() - started, 1), "errors": errors}
+        print(master.stem, labs[master.stem], flush=True)
+        with_kernel = memory_of(one_shot(container))["working_set_mib"]
+        kernel.close()
+        shut_down = functools.partial(hub.client.kernel_gone, student.name, kernel.kernel_id)
+        wait_for(shut_down, 60, "the lab's kernel shut down")
+        kernel_at_rest.append(with_kernel - memory_of(one_shot(container))["working_set_mib"])
     stop.set()
     sampler.join(10)
-    after = memory_of(one_shot(container))
-    limit = math.ceil(peak * HEADROOM / LIMIT_STEP_MIB) * LIMIT_STEP_MIB
     return {
-        "seconds": round(seconds, 1),
-        "errors": errors,
+        "labs": labs,
         "peak_working_set_mib": round(peak, 1),
-        "peak_usage_mib": round(after["peak_mib"], 1),
-        "working_set_after_mib": round(after["working_set_mib"], 1),
-        "recommended_memory_limit_mib": limit,
+        "a_kernel_after_its_lab_mib": summary(kernel_at_rest),
+        "recommended_memory_limit_mib": math.ceil(peak * HEADROOM / LIMIT_STEP_MIB)
+        * LIMIT_STEP_MIB,
+    }
+
+
+def back_after_culling(hub: Hub, student: Student) -> dict[str, Any]:
+    """The student's server stopped as the idle culler stops it, then started again: the
+    seconds until their next ``connect()`` has their cluster (lab 04's topics) back."""
+    hub.client.stop_server(student.name)
+    wait_for(lambda: hub.client.server(student.name) is None, 120, "the server stopped")
+    spawned = spawn(hub.client, student.name)
+    connect(hub.client, spawned)
+    student.kernel = spawned.kernel
+    assert student.kernel is not None
+    topics = student.kernel.execute(
+        'print(sorted({p["topic"] for p in lab.status()["partitions"]}))'
+    )
+    return {
+        "spawn_s": spawned.spawn_s,
+        "cluster_back_s": spawned.connect_s,
+        "topics_back": topics.output.strip(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
     }
 
 
@@ -339,14 +384,32 @@ def step_verdict(
     return missed
 
 
+def memory_short(steps: list[dict[str, Any]], students: int) -> str | None:
+    """Why ``students`` more would not fit in the machine's memory, judged by what a
+    student held at the last step: the step is not tried, since the kernel's OOM killer
+    would then pick among everything the machine runs, other work included."""
+    if not steps:
+        return None
+    each = steps[-1]["at_rest"]["student_working_set_mib"]["mean"]
+    available = psutil.virtual_memory().available / MIB
+    if available - students * each >= RESERVE_MIB:
+        return None
+    return (
+        f"machine memory: {available:.0f} MiB available, {students} more students need "
+        f"{students * each:.0f} MiB at {each:.0f} MiB each, with {RESERVE_MIB} MiB to spare"
+    )
+
+
 def recommended(results: dict[str, Any]) -> dict[str, Any]:
     """What to give each student (the hub's default limit, the Kubernetes values): a
     memory limit from the peak of the whole lab, a guarantee from the mean at rest of the
     largest class that met every target (the first step if none did)."""
     steps = results["steps"]
+    if not steps:
+        return {}
     basis = ([s for s in steps if not s["missed"]] or steps)[-1]["at_rest"]
     return {
-        "memory_limit_mib": results["one_student_whole_lab_04"]["recommended_memory_limit_mib"],
+        "memory_limit_mib": results["one_student_every_lab"]["recommended_memory_limit_mib"],
         "memory_guarantee_mib": math.ceil(basis["student_working_set_mib"]["mean"] / 64) * 64,
         "cpu_guarantee": math.ceil(basis["student_cpu_cores"]["mean"] * 100) / 100,
     }
@@ -354,7 +417,7 @@ def recommended(results: dict[str, Any]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="bench.course", description=__doc__)
-    parser.add_argument("--steps", default="20,40,60,70,80,90,100,110,120")
+    parser.add_argument("--steps", default="10,20,30,40,50,60,70,80,90,100,110,120")
     parser.add_argument("--max", type=int, default=200)
     parser.add_argument("--window-s", type=float, default=WINDOW_S)
     args = parser.parse_args(argv)
@@ -364,15 +427,24 @@ def main(argv: list[str] | None = None) -> None:
     try:
         with class_hub(engine).running() as hub:
             first = add_students(hub, ["s000"])
-            results["one_student_whole_lab_04"] = whole_lab(hub, first[0])
+            results["one_student_every_lab"] = every_lab(hub, first[0])
+            results["one_student_back_after_culling"] = back_after_culling(hub, first[0])
+            for key in ("one_student_every_lab", "one_student_back_after_culling"):
+                print(key, json.dumps(results[key], indent=1), flush=True)
             everyone = first
             for target in [n for n in targets if n <= args.max]:
                 fresh = [f"s{i:03d}" for i in range(len(everyone), target)]
+                if short := memory_short(results["steps"], len(fresh)):
+                    results["limit"] = {"students": len(everyone), "next_step_hit": short}
+                    print(f"step to {target} students: {short}", flush=True)
+                    break
                 started = time.monotonic()
                 try:
                     added = add_students(hub, fresh)
                 except (AssertionError, RuntimeError, OSError) as exc:
-                    results["limit"] = {"students": len(everyone), "next_step_hit": str(exc)}
+                    hit = f"{type(exc).__name__}: {exc}"
+                    results["limit"] = {"students": len(everyone), "next_step_hit": hit}
+                    print(f"step to {target} students: {hit}", flush=True)
                     break
                 everyone += added
                 arrival_s = time.monotonic() - started
