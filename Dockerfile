@@ -93,6 +93,9 @@ FROM lab-deps AS lab
 COPY docker/lab-entrypoint.sh /usr/local/bin/kafkalite-lab
 COPY pyproject.toml README.md ./
 COPY kafkalite ./kafkalite
+# The grader, for the labs' grader.check cells (a private cluster per check); not its
+# masters, which hold the solutions and the hidden tests (.dockerignore leaves them out).
+COPY grader ./grader
 RUN pip install --quiet --no-deps --no-build-isolation . && rm -rf build *.egg-info
 # the course's view into each student's cluster (kafkalite/lab/server_extension.py)
 COPY docker/jupyter-server-extension.json /opt/venv/etc/jupyter/jupyter_server_config.d/kafkalite.json

@@ -44,6 +44,11 @@ class Assignment:
     def name(self) -> str:
         return self.master.stem
 
+    @property
+    def exercises(self) -> frozenset[str]:
+        """The questions' names: most are the name of the function the student writes."""
+        return frozenset(path.stem for path in self.test_files)
+
 
 def find_master(lab: str, masters: Path = MASTERS) -> Path:
     """The master of a lab given as ``04``, ``4``, ``04-leader-failover`` or a path."""

@@ -54,7 +54,8 @@ def grade_all(
     def one(entry: Path) -> Row:
         row = Row(entry.name)
         try:
-            results = grade(assignment.test_files, resolve(entry), options)
+            chosen = resolve(entry, assignment.name, assignment.exercises)
+            results = grade(assignment.test_files, chosen.path, options)
         except (SubmissionError, ClusterError) as exc:
             row.error = str(exc)
             return row

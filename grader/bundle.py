@@ -30,11 +30,30 @@ SETUP_SH = """#!/usr/bin/env bash
 set -euo pipefail
 ROOT="${AUTOGRADER_ROOT:-/autograder}"
 cd "$ROOT/source"
-if ! python3 -m venv --help >/dev/null 2>&1; then
+NEEDED="3.11"  # pyproject.toml's requires-python
+found_python() {
+  for candidate in python3 python3.13 python3.12 python3.11; do
+    if command -v "$candidate" >/dev/null && "$candidate" -c \\
+      'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+      echo "$candidate"; return 0
+    fi
+  done
+  return 1
+}
+if ! PYTHON=$(found_python); then
+  echo "setup.sh: Kafka-Lite's grader needs Python >= $NEEDED with venv; installing python$NEEDED"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq && apt-get install -y -qq python3 python3-venv python3-dev gcc util-linux
+  apt-get update -qq
+  apt-get install -y -qq "python$NEEDED" "python$NEEDED-venv" "python$NEEDED-dev" gcc util-linux \\
+    || apt-get install -y -qq python3 python3-venv python3-dev gcc util-linux
+  if ! PYTHON=$(found_python); then
+    echo "setup.sh: no Python >= $NEEDED with venv here ($(python3 --version 2>&1 || echo none));"\\
+      "use a Gradescope base image with Python $NEEDED or later (Ubuntu 22.04: python$NEEDED)" >&2
+    exit 1
+  fi
 fi
-python3 -m venv .venv
+echo "setup.sh: $("$PYTHON" --version) at $(command -v "$PYTHON")"
+"$PYTHON" -m venv .venv
 .venv/bin/pip install --quiet --upgrade pip
 .venv/bin/pip install --quiet -r requirements.txt
 .venv/bin/pip install --quiet --no-deps -e .
@@ -42,12 +61,21 @@ if [ -f scripts/install-java.sh ]; then bash scripts/install-java.sh .venv; fi  
 """
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
-# Gradescope runs this for each submission; results.json is what it reads back.
+# Gradescope runs this for each submission; results.json is what it reads back, so there
+# is one even when the grader could not run at all.
 set -uo pipefail
 ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
+RESULTS="$ROOT/results/results.json"
 mkdir -p "$ROOT/results"
 cd "$ROOT/source"
-exec .venv/bin/python -m grader {lab} "$ROOT/submission" --results "$ROOT/results/results.json"
+.venv/bin/python -m grader {lab} "$ROOT/submission" --results "$RESULTS"
+code=$?
+if [ ! -s "$RESULTS" ]; then
+  printf '{{"score": 0, "output": "%s", "tests": []}}\\n' \\
+    "The autograder could not run (exit $code); nothing was scored: tell your instructor." \\
+    > "$RESULTS"
+fi
+exit $code
 """
 
 # What the grader needs of the project: the package, the grader and how to install them

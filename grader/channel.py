@@ -1,64 +1,77 @@
-"""The grading cluster, as the sandboxed test sees it: every fault verb goes to the grader.
+"""The grading cluster, as the sandboxed run sees it: every fault verb goes to the grader.
 
-A test must be able to kill, pause or isolate a broker at the moment it chooses ("kill
+A driver must be able to kill, pause or isolate a broker at the moment it chooses ("kill
 the leader after the 50th acknowledgement"), but the sandboxed process may not signal
 the brokers itself (they belong to root; see ``grader.sandbox``). So inside the sandbox
 the cluster is a ``RemoteCluster``: it has the ``Cluster`` API, and each fault verb
-travels as one JSON line over a socket pair to the grader, whose ``ClusterServer``
+travels as one message over a socket pair to the grader, whose ``ClusterServer``
 performs it on the real ``Cluster`` and answers with the result or the error's message.
 Looking needs no privilege (``status()`` asks the brokers' introspection ports and reads
-``/proc``), so queries run in the sandbox itself.
+``/proc``), so queries run in the sandbox itself. Its brokers' Kafka addresses are the
+grader's proxy's (``grader.kafka_proxy``): a client made from it is watched.
 
-The student's code runs in the same process as the test and could use the channel too;
-that is no more than the lab's own API allows a student (``lab.kill(2)``), and it never
-reaches anything but the grading cluster of that one test.
+The socket pair is a SOCK_SEQPACKET one, and each request carries an id its answer
+repeats: every run of a submission is a fork sharing the one channel, and a run killed
+in the middle of a request must not leave an answer for the next run to read. The
+student's code could use the channel too; that is no more than the lab's own API allows
+a student (``lab.kill(2)``), and it never reaches anything but the grading cluster.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
+import os
 import socket
 import threading
-from io import BufferedRWPair
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Self
 
 from kafkalite.cluster import Cluster, ClusterError
+from kafkalite.lab.faults import ObservedCluster
 
-READY = "ready"  # the child's first line on its verdict pipe: it has loaded what it needs
 VERBS = ("kill", "stop", "start", "restart", "pause", "resume", "isolate", "heal", "slow")
+MAX_MESSAGE = 64 << 10
+
+
+def socket_pair() -> tuple[socket.socket, socket.socket]:
+    """A message-preserving pair (the grader's end, the sandbox's end)."""
+    return socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 
 
 class ClusterServer(threading.Thread):
-    """Serves one sandboxed test's calls on the grader's side, one at a time, in order."""
+    """Serves a sandbox's fault verbs on the grader's side, one at a time, in order, on
+    whichever cluster the question being graded uses (``cluster``; None: none)."""
 
-    def __init__(self, cluster: Cluster, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket) -> None:
         super().__init__(daemon=True)
-        self.cluster = cluster
-        self._file = sock.makefile("rwb")
+        self.cluster: Cluster | None = None
+        self._sock = sock
         self.calls: list[str] = []
 
     def run(self) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            for line in self._file:
-                self._file.write(json.dumps(self._answer(line)).encode() + b"\n")
-                self._file.flush()
+        with contextlib.suppress(OSError):
+            while message := self._sock.recv(MAX_MESSAGE):
+                self._sock.send(json.dumps(self._answer(message)).encode())
 
-    def _answer(self, line: bytes) -> dict[str, Any]:
+    def _answer(self, message: bytes) -> dict[str, Any]:
         try:
-            request = json.loads(line)
-            method, args = request["method"], list(request.get("args", []))
+            request = json.loads(message)
+            ident, method, args = request["id"], request["method"], list(request["args"])
         except (ValueError, KeyError, TypeError):
             return {"error": "malformed request"}
         if method not in VERBS:
-            return {"error": f"{method} is not a cluster operation"}
+            return {"id": ident, "error": f"{method} is not a cluster operation"}
+        if self.cluster is None:
+            return {"id": ident, "error": "this question is graded without a cluster"}
         self.calls.append(f"{method}{tuple(args)}")
         try:
             result = getattr(self.cluster, method)(*args)
         except (ClusterError, TypeError, ValueError) as exc:
-            return {"error": str(exc)}
-        return {"result": result}
+            return {"id": ident, "error": str(exc)}
+        return {"id": ident, "result": result}
 
 
 class RemoteCluster(Cluster):
@@ -68,24 +81,34 @@ class RemoteCluster(Cluster):
     Made with :meth:`over`, which works for subclasses too: the lab's ``ObservedCluster``
     placed before it in a class's bases records fault windows around the remote verbs."""
 
-    _file: BufferedRWPair
+    _sock: socket.socket
     _lock: threading.Lock
+    _ids: itertools.count[int]
 
     @classmethod
-    def over(cls, root: Path, sock: socket.socket) -> Self:
-        cluster = cls(Cluster.attach(root).spec)
-        cluster._file = sock.makefile("rwb")
+    def over(cls, root: Path, fd: int, kafka_ports: Mapping[int, int]) -> Self:
+        """The cluster in ``root``, its verbs over the channel ``fd``, its clients sent to
+        ``kafka_ports`` (broker id -> the grader's proxy port for it)."""
+        spec = Cluster.attach(root).spec
+        for broker in spec.brokers:
+            broker.port = kafka_ports.get(broker.broker_id, broker.port)
+        cluster = cls(spec)
+        cluster._sock = socket.socket(fileno=os.dup(fd))
         cluster._lock = threading.Lock()
+        cluster._ids = itertools.count(1)
         return cluster
 
     def _call(self, method: str, *args: Any) -> Any:
         with self._lock:
-            self._file.write(json.dumps({"method": method, "args": list(args)}).encode() + b"\n")
-            self._file.flush()
-            line = self._file.readline()
-        if not line:
-            raise ClusterError("the grader closed the cluster channel")
-        answer = json.loads(line)
+            ident = f"{os.getpid()}-{next(self._ids)}"
+            self._sock.send(json.dumps({"id": ident, "method": method, "args": args}).encode())
+            while True:
+                message = self._sock.recv(MAX_MESSAGE)
+                if not message:
+                    raise ClusterError("the grader closed the cluster channel")
+                answer = json.loads(message)
+                if answer.get("id") == ident:
+                    break
         if "error" in answer:
             raise ClusterError(answer["error"])
         return answer["result"]
@@ -119,3 +142,8 @@ class RemoteCluster(Cluster):
 
     def down(self) -> None:
         raise ClusterError("the grading cluster is the grader's to stop")
+
+
+class GradingCluster(ObservedCluster, RemoteCluster):
+    """What ``lab.cluster`` is in a sandboxed run: the lab's cluster (fault windows for
+    ``lab.timeline``) whose verbs the grader carries out."""

@@ -7,7 +7,8 @@
 
 LAB is a lab's number (04), its name (04-leader-failover) or a master notebook's path.
 Grading exits 0 whenever grading worked, however many tests failed; it exits 2 only when
-grading itself broke (no such lab, no submission, a cluster that would not start).
+grading itself broke (no such lab, no submission, a cluster that would not start), and
+even then writes ``--results`` (score 0, and why), as Gradescope needs a results.json.
 """
 
 from __future__ import annotations
@@ -18,16 +19,16 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-from otter.run.run_autograder.autograder_config import AutograderConfig
 from rich.console import Console
 from rich.progress import Progress
 
-from grader import assignments, batch, bundle, report
+from grader import assignments, batch, bundle, report, submissions
 from grader.assignments import AssignmentError
-from grader.runner import GradingOptions, grade
+from grader.runner import GradingOptions, default_search, grade
 from grader.sandbox import DEFAULT_TIME_S, Limits
-from grader.submissions import SubmissionError, resolve
+from grader.submissions import SubmissionError
 from kafkalite.cluster import ClusterError
 
 
@@ -37,7 +38,22 @@ def _options(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=DEFAULT_TIME_S,
         metavar="S",
-        help="seconds per test case (default %(default)s; a case that starts Spark: 300 or more)",
+        help="seconds per run of the student's code (default %(default)s; with Spark: 300)",
+    )
+    parser.add_argument(
+        "--all-crash-points",
+        action="store_true",
+        help="try every crash point of a crash search (default: a seeded sample)",
+    )
+    parser.add_argument(
+        "--seed", type=int, help="the crash-point sample's seed (default: random, reported)"
+    )
+
+
+def _grading_options(args: argparse.Namespace) -> GradingOptions:
+    return GradingOptions(
+        limits=Limits(time_s=args.time_limit),
+        crash_points=default_search(all_points=args.all_crash_points, seed=args.seed),
     )
 
 
@@ -79,27 +95,36 @@ def _parser() -> argparse.ArgumentParser:
 def grade_command(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     started = time.monotonic()
-    submission = resolve(args.submission)
-    assignment = assignments.split(assignments.find_master(args.lab))
-    options = GradingOptions(limits=Limits(time_s=args.time_limit))
-    results = grade(
-        assignment.test_files, submission, options, progress=report.progress_printer(console)
-    )
-    results.output = report.summary_text(results)
-    gradescope = results.to_gradescope_dict(AutograderConfig({"show_hidden": args.show_hidden}))
-    gradescope["execution_time"] = round(time.monotonic() - started, 1)
-    gradescope.setdefault("score", results.total)
+    try:
+        assignment = assignments.split(assignments.find_master(args.lab))
+        chosen = submissions.resolve(args.submission, assignment.name, assignment.exercises)
+        console.print(chosen.note)
+        results = grade(
+            assignment.test_files,
+            chosen.path,
+            _grading_options(args),
+            progress=report.progress_printer(console),
+        )
+    except Exception as exc:  # grading broke: the student still gets a results.json
+        _write_results(args.results, report.failed_to_grade(exc), started)
+        raise
     console.print(report.table(results, assignment.name))
-    if args.results is not None:
-        args.results.parent.mkdir(parents=True, exist_ok=True)
-        args.results.write_text(json.dumps(gradescope, indent=2, ensure_ascii=False))
+    _write_results(args.results, report.gradescope(results, args.show_hidden, chosen.note), started)
     return 0
+
+
+def _write_results(path: Path | None, results: dict[str, Any], started: float) -> None:
+    if path is None:
+        return
+    results["execution_time"] = round(time.monotonic() - started, 1)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=2, ensure_ascii=False))
 
 
 def batch_command(args: argparse.Namespace) -> int:
     assignment = assignments.split(assignments.find_master(args.lab))
     entries = batch.submissions_in(args.folder)
-    options = GradingOptions(limits=Limits(time_s=args.time_limit))
+    options = _grading_options(args)
     with Progress(console=Console(stderr=True)) as progress:
         task = progress.add_task(f"grading {assignment.name}", total=len(entries))
 
@@ -165,4 +190,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         return COMMANDS[args.command](args)
     except (AssignmentError, ClusterError, SubmissionError) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return 2  # with --results, results.json says so too

@@ -196,17 +196,20 @@ def run(
     uid: int | None,
     pass_fds: Sequence[int] = (),
     ready: threading.Event | None = None,
+    on_start: Callable[[int], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> Outcome:
     """Run ``argv`` in ``workdir`` under ``limits`` (as ``uid`` when given), then make sure
     nothing it started is left.
 
     With ``ready``, the time limit starts when it is set (the caller sets it when the child
     says it has loaded what it needs): a student's time is for their code, and loading
-    pandas on a busy machine can take longer than a test."""
+    pandas on a busy machine can take longer than a test. ``on_start`` is told the child's
+    process id; setting ``stop`` ends the run early (the caller is done with it)."""
     started = time.monotonic()
     if uid is not None:
         _ensure_account(uid)
-        _sweep_stray_files(uid)  # a crashed earlier grader's leftovers are not this run's
+        sweep_stray_files(uid)  # a crashed earlier grader's leftovers are not this run's
     child = subprocess.Popen(
         _as_uid(argv, uid) if uid is not None else list(argv),
         cwd=workdir,
@@ -219,9 +222,11 @@ def run(
         close_fds=True,
     )
     assert child.stdout is not None
+    if on_start is not None:
+        on_start(child.pid)
     reader = _OutputReader(child.stdout, limits, on_exceeded=lambda: _kill_all(child, uid))
     reader.start()
-    timed_out = not _wait(child, limits, ready)
+    timed_out = not _wait(child, limits, ready, stop)
     leftovers = _kill_all(child, uid)
     child.wait()
     reader.join(timeout=5)
@@ -235,24 +240,56 @@ def run(
         leftover_processes=leftovers,
     )
     if uid is not None:
-        outcome.stray_files = _sweep_stray_files(uid)
+        outcome.stray_files = sweep_stray_files(uid)
     return outcome
 
 
-def _wait(child: subprocess.Popen[bytes], limits: Limits, ready: threading.Event | None) -> bool:
-    """Whether the child ended within its limits."""
+def _wait(
+    child: subprocess.Popen[bytes],
+    limits: Limits,
+    ready: threading.Event | None,
+    stop: threading.Event | None,
+) -> bool:
+    """Whether the child ended (or was stopped) within its limits."""
     if ready is not None:
         deadline = time.monotonic() + limits.startup_s
         while not ready.wait(0.05):
-            if child.poll() is not None:
+            if child.poll() is not None or (stop is not None and stop.is_set()):
                 return True
             if time.monotonic() > deadline:
                 return False
-    try:
-        child.wait(timeout=limits.time_s)
-    except subprocess.TimeoutExpired:
-        return False
-    return True
+    deadline = time.monotonic() + limits.time_s
+    while (remaining := deadline - time.monotonic()) > 0:
+        try:
+            child.wait(timeout=remaining if stop is None else min(remaining, 0.1))
+        except subprocess.TimeoutExpired:
+            if stop is not None and stop.is_set():
+                return True
+            continue
+        return True
+    return False
+
+
+def kill_all_but(keep: int, uid: int | None) -> int:
+    """Kill every process of the sandbox but ``keep`` (its first process): those of
+    ``uid``, or without one, ``keep``'s descendants. Returns how many were killed."""
+    killed: set[int] = set()
+    for _ in range(KILL_ROUNDS):
+        victims: set[int] = set()
+        if uid is not None:
+            victims = _processes_of(uid)
+        else:
+            with contextlib.suppress(psutil.Error):
+                victims = {c.pid for c in psutil.Process(keep).children(recursive=True)}
+        victims -= {keep, os.getpid()}
+        if not victims:
+            break
+        killed |= victims
+        for pid in victims:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.005)
+    return len(killed)
 
 
 def _confine(limits: Limits, uid: int | None) -> Callable[[], None]:
@@ -365,7 +402,7 @@ def _owned_by(uid: int) -> Iterator[str]:
                         yield entry.path
 
 
-def _sweep_stray_files(uid: int) -> list[str]:
+def sweep_stray_files(uid: int) -> list[str]:
     """Remove (and return) what the uid left in the shared temporary directories."""
     stray = sorted(_owned_by(uid))
     for path in stray:

@@ -22,26 +22,20 @@ SEND_ALL_TEST = '''""" # BEGIN TEST CONFIG
 hidden: true
 points: 3
 """ # END TEST CONFIG
-def test_nothing_acknowledged_is_lost_when_the_leader_dies(send_all, cluster, bootstrap_servers):
+def test_nothing_acknowledged_is_lost_when_the_leader_dies(student, lab):
     import uuid
-    from kafka import KafkaConsumer
-    from kafka.admin import KafkaAdminClient, NewTopic
+
+    def send(send_all, bootstrap_servers, topic, values):
+        send_all(bootstrap_servers, topic, [v.encode() for v in values])
+
     topic = f"toy-{uuid.uuid4().hex[:8]}"
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers)
-    admin.create_topics([NewTopic(topic, 1, 3, topic_configs={"min.insync.replicas": "2"})])
-    admin.close()
-    import time
-    deadline, leader = time.monotonic() + 10, None
-    while leader is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-        leader = next((p["leader"] for p in cluster.status()["partitions"]
-                       if p["topic"] == topic), None)
-    cluster.kill(leader)
-    values = [f"v{i}".encode() for i in range(50)]
-    send_all(bootstrap_servers, topic, values)
-    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap_servers,
-                             auto_offset_reset="earliest", consumer_timeout_ms=3000)
-    read = [record.value for record in consumer]
+    lab.create_topic(topic, 1, 3, configs={"min.insync.replicas": "2"})
+    lab.kill(lab.leader(topic))
+    values = [f"v{i}" for i in range(50)]
+    student.run(send, topic=topic, values=values)
+    consumer = lab.consumer(consumer_timeout_ms=3000)
+    consumer.subscribe([topic])
+    read = [record.value.decode() for record in consumer]
     consumer.close()
     lost = [v for v in values if v not in read]
     assert not lost, f"lost {len(lost)} acknowledged records, e.g. {lost[:3]}"'''
@@ -70,11 +64,12 @@ def build(path: Path) -> Path:
         raw("# BEGIN TESTS"),
         code(
             '""" # BEGIN TEST CONFIG\npoints: 1\n""" # END TEST CONFIG\n'
-            "def test_two(double):\n    assert double(2) == 4"
+            "def test_two(student):\n    assert student.call('double', 2) == 4"
         ),
         code(
             '""" # BEGIN TEST CONFIG\nhidden: true\npoints: 2\n""" # END TEST CONFIG\n'
-            "def test_negative(double):\n    assert double(-3) == -6, 'double(-3) should be -6'"
+            "def test_negative(student):\n"
+            "    assert student.call('double', -3) == -6, 'double(-3) should be -6'"
         ),
         raw("# END TESTS"),
         raw("# END QUESTION"),
