@@ -81,8 +81,9 @@ def points_of(steps: list[Step]) -> list[CrashPoint]:
 def search_order(points: list[CrashPoint], seed: int, limit: int | None) -> list[CrashPoint]:
     """The points in the order a search tries them: all of them in run order when they fit
     in ``limit`` (None: no limit); else one point of each kind first (a kind: a label,
-    before or after; which one is drawn by the seed), so that a short search still meets
-    every kind of step once, then the others in a seeded shuffle, cut at ``limit``."""
+    before or after; which one is drawn by the seed; the "after" kinds before the
+    "before" ones), so that a short search still meets every kind of step once, then the
+    others in a seeded shuffle, cut at ``limit``."""
     if limit is None or len(points) <= limit:
         return list(points)
     rng = random.Random(seed)
@@ -91,7 +92,9 @@ def search_order(points: list[CrashPoint], seed: int, limit: int | None) -> list
     firsts: dict[tuple[str, bool], CrashPoint] = {}
     for point in shuffled:
         firsts.setdefault((point.label, bool(point.after)), point)
-    chosen = list(firsts.values())
+    # the "right after" kinds first: an effect that landed unacknowledged is where most
+    # wrong answers show (a write the restart repeats, an offset committed too early)
+    chosen = sorted(firsts.values(), key=lambda point: not point.after)
     rest = [p for p in shuffled if p not in chosen]
     return (chosen + rest)[:limit]
 

@@ -31,7 +31,7 @@ from grader import wire
 from grader.crash_points import CrashPoint, points_of, search_order
 from grader.sandbox_session import RunDir, RunResult
 from grader.session import SINK_PREFIX
-from grader.student import Student, StudentError
+from grader.student import SearchOptions, Student, StudentError
 
 NO_CRASH = "with no crash"
 OWN_FILES = frozenset({"request.json", "result.json", "result.json.tmp", "output.txt"})
@@ -103,8 +103,8 @@ def search(
     prepare: Callable[[int], dict[str, Any]] | None,
     kwargs: dict[str, Any],
     hint: str,
+    options: SearchOptions,
 ) -> CrashSearch:
-    options = student.search
     started = time.monotonic()
     gate = student.session.gate
 

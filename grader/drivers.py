@@ -24,14 +24,13 @@ class DriverError(Exception):
     """A driver written in a way the sandbox cannot run: a message for the lab's author."""
 
 
-def source_of(driver: Callable[..., Any], legacy: bool = False) -> tuple[str, str]:
-    """``(name, source)`` of a driver, checked to be self-contained (``legacy``: a whole
-    test of the old format, run as a driver)."""
+def source_of(driver: Callable[..., Any]) -> tuple[str, str]:
+    """``(name, source)`` of a driver, checked to be self-contained."""
     name = getattr(driver, "__name__", "")
     code = getattr(driver, "__code__", None)
     if code is None or not name.isidentifier() or name == "<lambda>":
         raise DriverError(f"a driver must be a function defined with def, not {driver!r}")
-    if name.startswith("test_") and not legacy:
+    if name.startswith("test_"):
         raise DriverError(f"driver {name}: a driver's name must not start with test_")
     if code.co_freevars:
         used = ", ".join(code.co_freevars)
@@ -43,6 +42,4 @@ def source_of(driver: Callable[..., Any], legacy: bool = False) -> tuple[str, st
         source = textwrap.dedent(inspect.getsource(driver))
     except (OSError, TypeError) as exc:
         raise DriverError(f"driver {name}: its source cannot be read ({exc})") from exc
-    lines = source.splitlines(keepends=True)
-    first = next(i for i, line in enumerate(lines) if line.startswith(("def ", "async def ")))
-    return name, "".join(lines[first:])  # without its decorators (otter's test_case)
+    return name, source

@@ -17,6 +17,7 @@ the grading cluster's real state.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,32 +70,16 @@ class Student:
         finally:
             rundir.close()
 
-    def legacy(self, test: Callable[..., Any]) -> None:
-        """A test case written before tests ran in the grader: the whole test runs in the
-        sandbox as a driver, its parameters the student's definitions and ``lab``, and
-        only its assertion's message comes back. Its verdict is as forgeable as the old
-        grader's; it stays only until the labs' tests are all converted (issue 24)."""
-        rundir = self.session.new_dir()
-        try:
-            result = self.start(test, rundir, {}, legacy=True)
-        finally:
-            rundir.close()
-        raised = result.data.get("raised") if isinstance(result.data, dict) else None
-        if isinstance(raised, dict) and raised.get("type") == "AssertionError":
-            raise StudentError(str(raised.get("message") or "an assertion did not hold"))
-        self.returned(f"the test {test.__name__}", result)
-
     def start(
         self,
         driver: Callable[..., Any],
         rundir: RunDir,
         kwargs: dict[str, Any],
         watched: bool = False,
-        legacy: bool = False,
     ) -> RunResult:
         """One run of ``driver`` in ``rundir`` (the crash search's building block)."""
         self._loaded(None, self._describe(driver))
-        name, source = drivers.source_of(driver, legacy)
+        name, source = drivers.source_of(driver)
         request = {"kind": "driver", "name": name, "source": source, "args": [],
                    "kwargs": wire.encode(kwargs)}  # fmt: skip
         return self.session.run(request, rundir, self.time_s, watched=watched)
@@ -111,14 +96,20 @@ class Student:
         driver: Callable[..., Any],
         prepare: Callable[[int], dict[str, Any]] | None = None,
         hint: str = "",
+        limit: int | None = None,
         **kwargs: Any,
     ) -> Any:
         """Run ``driver`` uncrashed, then kill it at each durable step and restart it
         (see ``grader.crash_search``); ``prepare(trial)`` gives each trial's own
-        arguments (a fresh group, a fresh output topic)."""
+        arguments (a fresh group, a fresh output topic). ``limit``: at most this many
+        points whatever the grading's options say (a trial that starts Spark costs two
+        JVM starts); ``--all-crash-points`` lifts it too."""
         from grader.crash_search import search  # noqa: PLC0415  (it imports this module)
 
-        found = search(self, driver, prepare, kwargs, hint)
+        options = self.search
+        if limit is not None and options.limit is not None:
+            options = dataclasses.replace(options, limit=min(limit, options.limit))
+        found = search(self, driver, prepare, kwargs, hint, options)
         self.searches.append(found.summary)
         return found
 

@@ -58,6 +58,8 @@ def encode(value: Any, depth: int = 0) -> Any:
         raise WireError(f"the value is nested more than {MAX_DEPTH} levels deep")
     if value is None or isinstance(value, bool | str):
         return value
+    if type(value).__name__ == "NAType":  # pandas' missing value, in a table's cell
+        return None
     if type(value).__name__ == "bool_":  # numpy's bool, which is not a number
         return bool(value)
     if isinstance(value, numbers.Integral):
