@@ -1,4 +1,4 @@
-# Lab 01, exercise 2, answered with the offset after the record (the next one to write).
+# Lab 01, exercise 1, answered with the offset after the record (the next one to write).
 
 
 def send_and_locate(producer, topic, key, value):
