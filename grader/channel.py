@@ -32,7 +32,10 @@ from typing import Any, Self
 from kafkalite.cluster import Cluster, ClusterError
 from kafkalite.lab.faults import ObservedCluster
 
-VERBS = ("kill", "stop", "start", "restart", "pause", "resume", "isolate", "heal", "slow")
+VERBS = (
+    "kill", "stop", "start", "restart", "pause", "resume", "isolate", "partial_partition",
+    "heal", "slow",
+)  # fmt: skip
 MAX_MESSAGE = 64 << 10
 
 
@@ -133,6 +136,9 @@ class RemoteCluster(Cluster):
 
     def isolate(self, broker_id: int) -> None:
         self._call("isolate", broker_id)
+
+    def partial_partition(self, broker_id: int) -> None:
+        self._call("partial_partition", broker_id)
 
     def heal(self, broker_id: int | None = None) -> None:
         self._call("heal", broker_id)
