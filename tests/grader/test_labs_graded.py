@@ -261,6 +261,14 @@ WRONG = [
         (1, 2),
     ),
     Wrong(
+        "02",
+        "lab02_returns_on_timeout.py",
+        frozenset({"wait_until_in_sync"}),
+        (("wait_until_in_sync", "test_a_follower_that_never_comes_back_is_a_clear_timeout"),),
+        "raise TimeoutError when the follower is not back in time",
+        (2, 3),
+    ),
+    Wrong(
         "03",
         "lab03_first_row.py",
         frozenset({"is_committed"}),
@@ -286,6 +294,19 @@ WRONG = [
         ),
         "return the exception's class name",
         (0, 2),
+    ),
+    Wrong(
+        "06",
+        "lab06_commit_first.py",
+        frozenset({"billing_loop"}),
+        (
+            (
+                "billing_loop",
+                "test_no_order_is_left_uncharged_when_a_member_dies_at_any_step",
+            ),
+        ),
+        "orders were never charged after the new member took over",
+        (2, 4),
     ),
     Wrong(
         "07",
