@@ -303,6 +303,8 @@ class Session:
             with contextlib.suppress(ValueError, AttributeError):
                 answer = json.loads(message)
                 if answer.get("ended") == self._run_id and isinstance(answer.get("status"), int):
+                    if self._printed(rundir) > self.limits.max_output_bytes:
+                        return None, False, -1  # it printed past the limit between two looks
                     return int(answer["status"]), False, 0
         return None, True, self._ask_for_stack(rundir)
 
