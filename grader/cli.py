@@ -11,6 +11,10 @@ grading itself broke (no such lab, no submission, a cluster that would not start
 even then writes ``--results`` (score 0, and why), as Gradescope needs a results.json.
 """
 
+# Each command imports what it needs (otter, the runner, rich) itself: they cost seconds
+# of CPU, and `--help` or a mistyped argument must answer at once.
+# ruff: noqa: PLC0415
+
 from __future__ import annotations
 
 import argparse
@@ -19,17 +23,14 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.progress import Progress
-
-from grader import assignments, batch, bundle, report, submissions
-from grader.assignments import AssignmentError
-from grader.runner import GradingOptions, default_search, grade
-from grader.sandbox import DEFAULT_TIME_S, Limits
+from grader.sandbox import DEFAULT_TIME_S
 from grader.submissions import SubmissionError
 from kafkalite.cluster import ClusterError
+
+if TYPE_CHECKING:
+    from grader.runner import GradingOptions
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
@@ -51,6 +52,9 @@ def _options(parser: argparse.ArgumentParser) -> None:
 
 
 def _grading_options(args: argparse.Namespace) -> GradingOptions:
+    from grader.runner import GradingOptions, default_search
+    from grader.sandbox import Limits
+
     return GradingOptions(
         limits=Limits(time_s=args.time_limit),
         crash_points=default_search(all_points=args.all_crash_points, seed=args.seed),
@@ -78,7 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     many.add_argument("lab")
     many.add_argument("folder", type=Path)
     many.add_argument("--csv", type=Path, required=True, help="one row per submission")
-    many.add_argument("--jobs", type=int, default=batch.default_jobs(), help="at once")
+    many.add_argument("--jobs", type=int, help="at once (default: one per core)")
     many.add_argument("--results-dir", type=Path, help="each submission's results as JSON")
     _options(many)
     zip_ = sub.add_parser("bundle", help="Gradescope's autograder zip for a lab")
@@ -93,6 +97,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def grade_command(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from grader import assignments, report, submissions
+    from grader.runner import grade
+
     console = Console(stderr=True)
     started = time.monotonic()
     try:
@@ -122,6 +131,11 @@ def _write_results(path: Path | None, results: dict[str, Any], started: float) -
 
 
 def batch_command(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from grader import assignments, batch
+
     assignment = assignments.split(assignments.find_master(args.lab))
     entries = batch.submissions_in(args.folder)
     options = _grading_options(args)
@@ -133,13 +147,16 @@ def batch_command(args: argparse.Namespace) -> int:
             progress.console.print(f"{row.submission}: {outcome}")
             progress.advance(task)
 
-        rows = batch.grade_all(assignment, entries, options, args.jobs, args.results_dir, done)
+        jobs = args.jobs or batch.default_jobs()
+        rows = batch.grade_all(assignment, entries, options, jobs, args.results_dir, done)
     batch.write_csv(rows, args.csv)
     print(f"graded {len(rows)} submissions of {assignment.name} into {args.csv}")
     return 0
 
 
 def bundle_command(args: argparse.Namespace) -> int:
+    from grader import assignments, bundle
+
     master = assignments.find_master(args.lab)
     output = args.output or Path(f"{master.stem}-autograder.zip")
     bundle.build(master, output)
@@ -148,6 +165,8 @@ def bundle_command(args: argparse.Namespace) -> int:
 
 
 def assign_command(args: argparse.Namespace) -> int:
+    from grader import assignments
+
     masters = [assignments.find_master(lab) for lab in args.labs] or sorted(
         assignments.MASTERS.glob("*.ipynb")
     )
@@ -186,6 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
         argv.insert(0, "grade")  # python -m grader LAB SUBMISSION
     args = _parser().parse_args(argv)
+    from grader.assignments import AssignmentError  # otter: only once a command runs
+
     try:
         return COMMANDS[args.command](args)
     except (AssignmentError, ClusterError, SubmissionError) as exc:
