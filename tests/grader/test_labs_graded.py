@@ -13,6 +13,7 @@ shared by every assert on it (module-scoped fixtures): a grading costs fresh clu
 
 from __future__ import annotations
 
+import re
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -57,12 +58,18 @@ class Graded:
         return {key: message for key, (passed, message) in self.cases.items() if not passed}
 
 
-def _graded(lab: str, submission: Path, tmp: Path, questions: set[str] | None = None) -> Graded:
+def _graded(
+    lab: str,
+    submission: Path,
+    tmp: Path,
+    questions: set[str] | None = None,
+    search: SearchOptions = CI_SEARCH,
+) -> Graded:
     assignment = assignments.split(assignments.find_master(lab))
     files = [f for f in assignment.test_files if questions is None or f.stem in questions]
     assert files, f"no test files for {lab} {questions}"
     started = time.monotonic()
-    options = GradingOptions(workdir=tmp, crash_points=CI_SEARCH)
+    options = GradingOptions(workdir=tmp, crash_points=search)
     results: GradingResults = grade(files, submission, options)
     seconds = time.monotonic() - started
     print(f"graded {submission.name} on {lab}: {seconds:.0f} s")  # shown with -s
@@ -493,3 +500,23 @@ def test_a_wrong_submission_loses_exactly_its_anomaly_and_is_told_so(
     first = failed[wrong.fails[0]]
     assert wrong.says in first, first
     assert (graded.total, graded.possible) == wrong.score
+
+
+@pytest.mark.grader
+def test_an_unsampled_search_kills_a_consumer_loop_at_every_durable_step() -> None:
+    """Lab 05's at-least-once loop over 20 payments in batches of 5: every crash point
+    (before each of its 20 sink appends, before and after each of its 4+ commits) is a
+    trial whose first instance the grader really killed there ("tried" counts only
+    trials killed at their point; a point the run never reached is not tried)."""
+    case = ("at_least_once", "test_a_crash_repeats_only_what_was_not_committed")
+    with tempfile.TemporaryDirectory(prefix="kafkalite-graded-") as shared:
+        root = Path(shared)
+        root.chmod(0o755)
+        master = assignments.find_master("05")
+        graded = _graded("05", master, root, {"at_least_once"}, search=SearchOptions())
+    passed, message = graded.cases[case]
+    assert passed, message
+    found = re.search(r"crash points tried: (\d+) of (\d+), all of them", message)
+    assert found, message
+    tried, points = int(found[1]), int(found[2])
+    assert tried == points >= 20 + 2 * 4, message
