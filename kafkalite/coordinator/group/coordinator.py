@@ -78,7 +78,7 @@ class GroupCoordinator:
         topics: TopicsView,
         consumer_config: ConsumerGroupConfig,
     ) -> None:
-        self.manager = GroupMetadataManager(offsets, now_ms, emit)
+        self.manager = GroupMetadataManager(offsets, now_ms, emit, self._tombstone_soon)
         self.consumer = ConsumerGroupCoordinator(
             self.manager, topics, consumer_config, now_ms, emit
         )
@@ -117,9 +117,12 @@ class GroupCoordinator:
         tombstones where this broker coordinates, so that OffsetFetch no longer reports
         them (Kafka's ``onPartitionsDeleted``)."""
         for partition, offsets in self.manager.forget_topic(topic).items():
-            task = asyncio.create_task(self._write_tombstones(partition, offsets))
-            self._cleanups.add(task)
-            task.add_done_callback(self._cleanups.discard)
+            self._tombstone_soon(partition, offsets)
+
+    def _tombstone_soon(self, partition: int, offsets: list[tuple[str, str, int]]) -> None:
+        task = asyncio.create_task(self._write_tombstones(partition, offsets))
+        self._cleanups.add(task)
+        task.add_done_callback(self._cleanups.discard)
 
     async def _write_tombstones(self, partition: int, offsets: list[tuple[str, str, int]]) -> None:
         try:

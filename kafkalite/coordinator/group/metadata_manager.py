@@ -18,6 +18,7 @@ from kafkalite.coordinator.chunked_load import ChunkedLoad
 from kafkalite.coordinator.group import consumer_group_records
 from kafkalite.coordinator.group.consumer_group import ConsumerGroup
 from kafkalite.coordinator.group.consumer_group_records import GroupRecord, group_tombstones
+from kafkalite.coordinator.group.deletions_while_unloaded import DeletionsWhileUnloaded
 from kafkalite.coordinator.group.group import Group, GroupState
 from kafkalite.coordinator.group.offsets_log import (
     CommittedOffset,
@@ -42,11 +43,28 @@ LOAD_BUFFER_BYTES = 64 * 1024
 ``offsets.load.buffer.size`` is 5 MiB; Python decodes far slower)."""
 
 
+DeletedOffsets = Callable[[int, list[tuple[str, str, int]]], None]
+"""Write these ``(group, topic, partition)`` offsets' tombstones to an offsets partition."""
+
+
+def _ignore_deleted(partition: int, offsets: list[tuple[str, str, int]]) -> None:
+    return None
+
+
 class GroupMetadataManager:
-    def __init__(self, offsets: OffsetsTopic, now_ms: Callable[[], int], emit: EventSink) -> None:
+    def __init__(
+        self,
+        offsets: OffsetsTopic,
+        now_ms: Callable[[], int],
+        emit: EventSink,
+        tombstone_deleted: DeletedOffsets = _ignore_deleted,
+    ) -> None:
         self.offsets = offsets
         self.now_ms = now_ms
         self.emit = emit
+        self.tombstone_deleted = tombstone_deleted
+        """How offsets of a topic deleted while a partition loaded get their tombstones."""
+        self.deletions_while_unloaded = DeletionsWhileUnloaded()
         self.groups: dict[str, Group] = {}
         """Classic groups, and the "simple" groups that only hold offsets."""
         self.consumer_groups: dict[str, ConsumerGroup] = {}
@@ -138,7 +156,7 @@ class GroupMetadataManager:
             lambda offset: self.offsets.read_chunk(partition, offset, self.load_buffer_bytes),
             lambda chunk: self._replay_chunk(partition, chunk),
             lambda: self.offsets.leader_epoch(partition) == epoch,
-            lambda: self.emit(EventType.GROUP_PARTITION_LOADED, partition=partition),
+            lambda: self._loaded(partition, epoch),
             forget,
         )
         try:
@@ -149,6 +167,14 @@ class GroupMetadataManager:
         if task is not None:
             self._load_tasks.add(task)
             task.add_done_callback(self._load_tasks.discard)
+
+    def _loaded(self, partition: int, epoch: int) -> None:
+        """Replayed to its log end: drop the offsets of topics deleted meanwhile."""
+        topics = self.deletions_while_unloaded.take(partition, epoch)
+        gone = self._drop_offsets(topics.__contains__).get(partition, [])
+        if gone:
+            self.tombstone_deleted(partition, gone)
+        self.emit(EventType.GROUP_PARTITION_LOADED, partition=partition)
 
     def _replay_chunk(self, partition: int, chunk: LogChunk) -> None:
         """Replay the partition: the latest value per key wins, as compaction would keep;
@@ -365,16 +391,26 @@ class GroupMetadataManager:
     def forget_topic(self, topic: str) -> dict[int, list[tuple[str, str, int]]]:
         """A topic was deleted: drop every group's offsets for it (Kafka does the same).
         Returns, per offsets partition this broker leads, the ``(group, topic, partition)``
-        offsets whose tombstones must be written there."""
+        offsets whose tombstones must be written there. A partition it leads but has not
+        loaded drops them once loaded (``deletions_while_unloaded``)."""
+        for partition in range(self.offsets.partition_count()):
+            epoch = self.offsets.leader_epoch(partition)
+            if epoch is not None and self.loads.loaded_epoch(partition) != epoch:
+                self.deletions_while_unloaded.remember(partition, epoch, topic)
+        return self._drop_offsets(lambda name: name == topic)
+
+    def _drop_offsets(
+        self, deleted: Callable[[str], bool]
+    ) -> dict[int, list[tuple[str, str, int]]]:
         count = self.offsets.partition_count()
         gone: dict[int, list[tuple[str, str, int]]] = {}
         for group_id, committed in self.committed.items():
-            deleted = [tp for tp in committed if tp[0] == topic]
-            for tp in deleted:
+            dropped = [tp for tp in committed if deleted(tp[0])]
+            for tp in dropped:
                 committed.pop(tp)
             partition = partition_for(group_id, count)
-            if deleted and self.offsets.leader_epoch(partition) is not None:
-                gone.setdefault(partition, []).extend((group_id, t, p) for t, p in deleted)
+            if dropped and self.offsets.leader_epoch(partition) is not None:
+                gone.setdefault(partition, []).extend((group_id, t, p) for t, p in dropped)
         return gone
 
     async def write_tombstones(self, partition: int, offsets: list[tuple[str, str, int]]) -> None:

@@ -14,6 +14,7 @@ from kio.serial import entity_writer
 
 from kafkalite.coordinator.group.consumer_protocol import subscribed_topics
 from kafkalite.coordinator.group.coordinator import GroupCoordinator, JoinRequest, JoinResult
+from kafkalite.coordinator.group.deletions_while_unloaded import DeletionsWhileUnloaded
 from kafkalite.coordinator.group.group import GroupState
 from kafkalite.coordinator.group.offsets_log import CommittedOffset, decode
 from kafkalite.protocol.errors import ErrorCode, KafkaError
@@ -210,6 +211,38 @@ async def test_a_deleted_topics_offsets_are_forgotten_and_tombstoned() -> None:
     ]
     topic.epoch = 9  # reloaded by a new coordinator: still gone
     assert set(c.fetch_offsets("g")) == {("kept", 0)}
+
+
+async def test_a_topic_deleted_while_its_offsets_partition_loads_stays_deleted() -> None:
+    """A new leader of the offsets partition has not loaded it when the topic is deleted
+    (its load is lazy, or under way): the load drops the offsets and writes their
+    tombstones, so that a topic created again under the name starts from nothing."""
+    first, topic = make(Clock())
+    offsets = {tp: CommittedOffset(30, 0, None, 0) for tp in [("payments", 0), ("kept", 0)]}
+    await first.manager.store_offsets("g", offsets)
+    successor, _ = make(Clock())
+    successor.manager.offsets = topic
+    topic.epoch = 1  # the successor leads, and has loaded nothing yet
+    successor.on_topic_deleted("payments")
+    assert set(successor.fetch_offsets("g")) == {("kept", 0)}  # the load dropped them
+    await asyncio.gather(*successor._cleanups)
+    [(key, value)] = [d for d in (decode(r) for r in topic.records[-1:]) if d]
+    assert (key["topic"], key["partition"], value) == ("payments", 0, None)
+    topic.epoch = 2  # and the next leader's load finds the tombstone
+    assert set(successor.fetch_offsets("g")) == {("kept", 0)}
+
+
+def test_a_deletion_counts_only_for_the_leadership_it_happened_in() -> None:
+    pending = DeletionsWhileUnloaded()
+    pending.remember(0, 1, "payments")
+    pending.remember(0, 1, "clicks")
+    assert pending.take(0, 1) == {"payments", "clicks"}
+    assert pending.take(0, 1) == set()  # taken once
+    pending.remember(0, 1, "payments")
+    assert pending.take(0, 2) == set()  # loaded in a later leadership: others may have written
+    pending.remember(0, 1, "old")
+    pending.remember(0, 3, "new")  # an unloaded leadership's deletions give way to the next's
+    assert pending.take(0, 3) == {"new"}
 
 
 async def test_a_coordinator_that_lost_its_partition_forgets_its_groups() -> None:
