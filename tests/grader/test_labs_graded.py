@@ -33,8 +33,10 @@ SPARK_LABS = {"09"}
 lane (``scripts/test_suite.py``), the others in the grader lane."""
 
 
-def _lane(lab: str) -> pytest.MarkDecorator:
-    return pytest.mark.spark if lab in SPARK_LABS else pytest.mark.grader
+def _lane(lab: str) -> list[pytest.MarkDecorator]:
+    if lab in SPARK_LABS:  # a crash search of two trials, each two Spark drivers (JVMs)
+        return [pytest.mark.spark, pytest.mark.timeout(600)]
+    return [pytest.mark.grader]
 
 
 SUBMISSIONS = Path(__file__).parent / "submissions"
