@@ -44,7 +44,7 @@ class Group:
 
 SLOW_GROUPS = [
     Group("heavy", "heavy", lane=0),
-    Group("grader", "grader", lane=1),
+    Group("grader", "grader", lane=1, workers=2),  # gradings wait on rebalances and kills
     Group("containers", "containers", lane=2),
     Group("spark", "spark", lane=2),
 ]
