@@ -50,7 +50,7 @@ def _id(command: Command) -> str:
 @functools.cache
 def _help(*words: str) -> str:
     done = subprocess.run(
-        [*words, "--help"], capture_output=True, text=True, timeout=300, cwd=ROOT, check=True
+        [*words, "--help"], capture_output=True, text=True, timeout=60, cwd=ROOT, check=True
     )
     return done.stdout
 
