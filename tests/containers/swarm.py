@@ -21,6 +21,7 @@ from docker.models.containers import Container
 from tests.containers.engine import REPO, Engine, machine_lock
 from tests.containers.hub import HubClient
 from tests.containers.stack import checked, extra_ca_certs
+from tests.support.waiting import wait_for
 
 STACK_FILE = REPO / "docker" / "jupyterhub" / "swarm-stack.yml"
 
@@ -87,8 +88,27 @@ class SwarmHub:
         self.docker("stack", "deploy", "--compose-file", str(STACK_FILE), self.name)
 
     def remove(self) -> None:
-        """``docker stack rm`` (it returns before the services and network are gone)."""
+        """``docker stack rm``, its services first: the command removes a stack's services
+        and its network at once, and the network's removal fails ("in use by task ...",
+        a CI run) while a container of the hub or of a student is still on it. So the
+        stack's services are removed, every container on the network is awaited, and then
+        ``stack rm`` removes the network (it returns before what it removed is gone)."""
+        for service in self.stack_services():
+            self.docker("service", "rm", service)
+        wait_for(lambda: not self.containers_on_network(), 120, "the stack's containers gone")
         self.docker("stack", "rm", self.name)
+
+    def containers_on_network(self) -> list[str]:
+        """The stack's and the students' containers, running or not."""
+        listed = self.engine.client.api.containers(
+            all=True, filters={"label": "com.docker.swarm.service.name"}
+        )
+        ours = (self.prefix, f"{self.name}_")
+        return [
+            str(c["Id"])
+            for c in listed
+            if str(c["Labels"]["com.docker.swarm.service.name"]).startswith(ours)
+        ]
 
     def services(self) -> list[str]:
         found = self.engine.client.services.list(filters={"label": self.student_label()})
