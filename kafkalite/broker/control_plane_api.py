@@ -98,19 +98,8 @@ class QuorumView:
     life since (see ``gone_voters``); kept through elections, until they are fenced."""
 
 
-class Controller(Protocol):
-    """The active controller, as the data plane asks it (``ControllerChannel`` is it):
-    in-process when this broker leads the quorum, else a Kafka request to the leader."""
-
-    @property
-    def active_here(self) -> bool:
-        """Whether this broker is the active controller now."""
-        ...
-
-    async def forward(self, frame: bytes) -> bytes:
-        """A client's admin request, as it came; the response frame (``ServeLocallyError``:
-        this broker is the controller, serve it here)."""
-        ...
+class AlterPartitionChannel(Protocol):
+    """What the ISR manager asks of the active controller (a part of ``Controller``)."""
 
     async def barrier(self, timeout_s: float = 5.0) -> None:
         """Wait until this broker's metadata has caught up with the controller's."""
@@ -127,6 +116,21 @@ class Controller(Protocol):
         partition_epoch: int,
         new_isr: tuple[int, ...],
     ) -> AlterPartitionReply: ...
+
+
+class Controller(AlterPartitionChannel, Protocol):
+    """The active controller, as the data plane asks it (``ControllerChannel`` is it):
+    in-process when this broker leads the quorum, else a Kafka request to the leader."""
+
+    @property
+    def active_here(self) -> bool:
+        """Whether this broker is the active controller now."""
+        ...
+
+    async def forward(self, frame: bytes) -> bytes:
+        """A client's admin request, as it came; the response frame (``ServeLocallyError``:
+        this broker is the controller, serve it here)."""
+        ...
 
     async def create_topics(
         self,

@@ -15,10 +15,9 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Collection, Iterable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-from kafkalite.broker.control_plane_api import NotControllerError
-from kafkalite.controller.replication_control import AlterPartitionReply
+from kafkalite.broker.control_plane_api import AlterPartitionChannel, NotControllerError
 from kafkalite.events import EventSink, EventType
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.network.client import PeerUnavailableError
@@ -64,24 +63,6 @@ def proposed_isr(
     }
     members = (set(partition.isr) - leaving) | joining | {partition.local_broker_id}
     return tuple(r for r in partition.replicas if r in members)
-
-
-class AlterPartitionChannel(Protocol):
-    """What the ISR manager needs of the way to the active controller."""
-
-    async def alter_partition(
-        self,
-        broker_id: int,
-        broker_epoch: int,
-        topic: str,
-        topic_id: str,
-        partition: int,
-        leader_epoch: int,
-        partition_epoch: int,
-        new_isr: tuple[int, ...],
-    ) -> AlterPartitionReply: ...
-
-    async def barrier(self, timeout_s: float = 5.0) -> None: ...
 
 
 class IsrManager:
