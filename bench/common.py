@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -26,6 +27,16 @@ RESULTS = Path(__file__).parent / "results"
 
 
 @contextlib.contextmanager
+def describe_or_run(module: str, doc: str | None) -> None:
+    """Parse a benchmark's command line, which has no options: ``--help`` prints what it
+    measures (the module's docstring) and exits, instead of starting a run of minutes."""
+    argparse.ArgumentParser(
+        prog=f"python -m {module}",
+        description=doc,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    ).parse_args()
+
+
 def bench_cluster(brokers: int = 1, configs: dict[str, str] | None = None) -> Iterator[Cluster]:
     with tempfile.TemporaryDirectory(prefix="kafkalite-bench-") as tmp:
         cluster = Cluster.up(

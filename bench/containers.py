@@ -24,7 +24,7 @@ from typing import Any, cast
 
 from docker.models.containers import Container
 
-from bench.common import record
+from bench.common import describe_or_run, record
 from tests.containers.engine import REPO, Engine, start_engine
 from tests.containers.stack import CourseStack, base_image, run_lab_04
 from tests.support.ports import free_base_port
@@ -134,6 +134,7 @@ def _student(engine: Engine, stack: CourseStack) -> dict[str, Any]:
 
 
 def main() -> None:
+    describe_or_run("bench.containers", __doc__)
     load_at_start = os.getloadavg()
     engine = start_engine()
     try:

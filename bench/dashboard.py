@@ -38,6 +38,7 @@ from kafka import KafkaProducer
 from bench.common import (
     BESIDE_CLUSTERS,
     bench_cluster,
+    describe_or_run,
     failover_steps,
     idle_clusters_beside,
     load_average,
@@ -214,6 +215,7 @@ def kill_clicks(cluster: Cluster, page: Any, clicks: int) -> dict[str, Any]:
 
 
 def main() -> None:
+    describe_or_run("bench.dashboard", __doc__)
     results: dict[str, Any] = {"window_s": WINDOW_S, "topics": TOPICS, "partitions": TOPICS * 3}
     with bench_cluster(3) as cluster:
         _setup(cluster)

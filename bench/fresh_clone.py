@@ -21,7 +21,7 @@ from pathlib import Path
 
 import psutil
 
-from bench.common import record
+from bench.common import describe_or_run, record
 from bench.lab_startup import reachable
 from tests.support.ports import free_base_port
 
@@ -43,6 +43,7 @@ def stop_what_runs_from(clone: Path) -> None:
 
 
 def main() -> None:
+    describe_or_run("bench.fresh_clone", __doc__)
     commit = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.strip()

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import psutil
 
-from bench.common import record
+from bench.common import describe_or_run, record
 from tests.support.ports import free_base_port
 
 RUNS = 3
@@ -87,6 +87,7 @@ def summary(seconds: list[float]) -> dict[str, float]:
 
 
 def main() -> None:
+    describe_or_run("bench.lab_startup", __doc__)
     cold = [one_run(cluster_running=False) for _ in range(RUNS)]
     warm = [one_run(cluster_running=True) for _ in range(RUNS)]
     record(

@@ -14,7 +14,7 @@ from typing import Any
 
 from confluent_kafka import Producer
 
-from bench.common import bench_cluster, record
+from bench.common import bench_cluster, describe_or_run, record
 from tests.support.topics import create_topic
 
 RATE = 1000
@@ -50,6 +50,7 @@ def measure(bootstrap: str, topic: str, settings: dict[str, Any]) -> dict[str, f
 
 
 def main() -> None:
+    describe_or_run("bench.latency", __doc__)
     with bench_cluster() as cluster:
         one = measure(cluster.bootstrap_servers, "lat", {"acks": 1})
     with bench_cluster(brokers=3) as cluster:

@@ -19,7 +19,7 @@ from typing import Any
 import psutil
 from confluent_kafka import Producer
 
-from bench.common import bench_cluster, record
+from bench.common import bench_cluster, describe_or_run, record
 from kafkalite.cluster import Cluster
 from tests.support.topics import create_topic as create
 from tests.support.waiting import wait_for
@@ -86,6 +86,7 @@ def produce(cluster: Cluster, acks: str) -> dict[str, Any]:
 
 
 def main() -> None:
+    describe_or_run("bench.replication", __doc__)
     with bench_cluster(brokers=3, configs={"log.segment.bytes": "268435456"}) as cluster:
         all_acks = produce(cluster, "all")
         one_ack = produce(cluster, "1")

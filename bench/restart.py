@@ -18,7 +18,7 @@ from pathlib import Path
 
 from confluent_kafka import Producer
 
-from bench.common import bench_cluster, produce_all, record
+from bench.common import bench_cluster, describe_or_run, produce_all, record
 from kafkalite.cluster import Cluster
 from tests.support.topics import create_topic
 
@@ -55,6 +55,7 @@ def kill_and_restart(cluster: Cluster) -> dict[str, float | None]:
 
 
 def main() -> None:
+    describe_or_run("bench.restart", __doc__)
     mib = int(os.environ.get("RESTART_BENCH_MIB", "1024"))
     with bench_cluster() as cluster:
         empty = kill_and_restart(cluster)

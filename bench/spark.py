@@ -43,7 +43,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import kafkalite.spark
-from bench.common import bench_cluster, record
+from bench.common import bench_cluster, describe_or_run, record
 from kafkalite.cluster import Cluster
 from kafkalite.spark.checkpoint import read_checkpoint
 from kafkalite.spark.driver import DriverProcess
@@ -227,6 +227,7 @@ def restart_after_kill(cluster: Cluster, work: Path, rate: int) -> dict[str, Any
 
 
 def main() -> None:
+    describe_or_run("bench.spark", __doc__)
     with bench_cluster(brokers=3) as cluster, tempfile.TemporaryDirectory() as tmp:
         spark = kafkalite.spark.session("bench")
         try:

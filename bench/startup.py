@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import record
+from bench.common import describe_or_run, record
 from kafkalite.cluster import Cluster
 from tests.support.ports import free_base_port
 
@@ -30,6 +30,7 @@ def median_startup(brokers: int) -> dict[str, float]:
 
 
 def main() -> None:
+    describe_or_run("bench.startup", __doc__)
     record(
         "startup",
         {"runs": RUNS, "brokers": {str(n): median_startup(n) for n in (1, 3)}, "target_3_s": 1.5},

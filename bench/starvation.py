@@ -22,7 +22,7 @@ import threading
 import time
 from typing import Any
 
-from bench.common import bench_cluster, record
+from bench.common import bench_cluster, describe_or_run, record
 from kafkalite.cluster import Cluster
 from kafkalite.events import EventType
 from tests.support.load import create_busy_topics, starve
@@ -57,6 +57,7 @@ def sample(cluster: Cluster, stop: threading.Event) -> dict[int, dict[str, Any]]
 
 
 def main() -> None:
+    describe_or_run("bench.starvation", __doc__)
     load_average = os.getloadavg()[0]
     with bench_cluster(brokers=3) as cluster:
         topics = create_busy_topics(cluster.bootstrap_servers, 30, 10, 3)

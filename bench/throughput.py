@@ -12,7 +12,7 @@ import time
 from confluent_kafka import Consumer, Producer, TopicPartition
 from kafka import KafkaProducer
 
-from bench.common import bench_cluster, broker_rss_mb, produce_all, record
+from bench.common import bench_cluster, broker_rss_mb, describe_or_run, produce_all, record
 
 RECORD = b"x" * 1024
 MB = 1024 * 1024
@@ -69,6 +69,7 @@ def confluent_consume(bootstrap: str, topic: str, count: int) -> float:
 
 
 def main() -> None:
+    describe_or_run("bench.throughput", __doc__)
     n_confluent, n_python = 200_000, 50_000
     with bench_cluster(configs={"log.segment.bytes": "268435456"}) as cluster:
         bootstrap = cluster.bootstrap_servers

@@ -21,7 +21,7 @@ from typing import Any
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
-from bench.common import bench_cluster, record
+from bench.common import bench_cluster, describe_or_run, record
 from bench.replication import MB, RECORD, create_topic
 from kafkalite.cluster import Cluster
 
@@ -124,6 +124,7 @@ def consume(cluster: Cluster, topic: str, isolation: str) -> dict[str, Any]:
 
 
 def main() -> None:
+    describe_or_run("bench.transactions", __doc__)
     with bench_cluster(brokers=3, configs={"log.segment.bytes": "268435456"}) as cluster:
         plain = idempotent(cluster)
         topic, txn = transactional(cluster)

@@ -18,10 +18,15 @@ import socket
 LOW, HIGH = 10000, 32000
 
 
-def _free(port: int) -> bool:
+def bindable(host: str, port: int) -> bool:
+    """Whether a server could bind ``host:port`` now. The probe asks what the brokers' and
+    link proxies' own binds ask (``SO_REUSEADDR``, asyncio's default for servers): a port
+    whose last connection is still in TIME_WAIT is free for them, and must be free here
+    too, or a busy test run that has just closed many connections runs out of ranges."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            s.bind(("127.0.0.1", port))
+            s.bind((host, port))
         except OSError:
             return False
     return True
@@ -73,6 +78,6 @@ def free_base_port(
     rng = rng or random.Random()
     for _ in range(200):
         base = rng.randrange(low, high - SPAN)
-        if all(_free(p) for p in cluster_ports(base, brokers)):
+        if all(bindable("127.0.0.1", p) for p in cluster_ports(base, brokers)):
             return base
     raise RuntimeError(f"no free port range for {brokers} broker(s) in {low}-{high}")

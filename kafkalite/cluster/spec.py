@@ -11,12 +11,12 @@ proxies (``cluster.faults``): brokers reach each other only through them.
 from __future__ import annotations
 
 import json
-import socket
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from kafkalite.cluster.faults import Link
+from kafkalite.cluster.ports import bindable
 
 INTROSPECTION_OFFSET = 100
 CONTROLLER_OFFSET = 200
@@ -182,9 +182,5 @@ def parse_configs(pairs: list[str]) -> dict[str, str]:
 
 
 def check_port_free(host: str, port: int) -> None:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind((host, port))
-        except OSError:
-            raise ClusterError(f"port {port} on {host} is already in use") from None
+    if not bindable(host, port):
+        raise ClusterError(f"port {port} on {host} is already in use")
