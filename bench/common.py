@@ -26,7 +26,6 @@ from tests.support.ports import free_base_port
 RESULTS = Path(__file__).parent / "results"
 
 
-@contextlib.contextmanager
 def describe_or_run(module: str, doc: str | None) -> None:
     """Parse a benchmark's command line, which has no options: ``--help`` prints what it
     measures (the module's docstring) and exits, instead of starting a run of minutes."""
@@ -37,6 +36,7 @@ def describe_or_run(module: str, doc: str | None) -> None:
     ).parse_args()
 
 
+@contextlib.contextmanager
 def bench_cluster(brokers: int = 1, configs: dict[str, str] | None = None) -> Iterator[Cluster]:
     with tempfile.TemporaryDirectory(prefix="kafkalite-bench-") as tmp:
         cluster = Cluster.up(
