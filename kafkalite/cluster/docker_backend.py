@@ -37,14 +37,22 @@ from docker.models.containers import Container
 
 from kafkalite.cluster.backend import BrokerState
 from kafkalite.cluster.compose import LINKS_DIR, spec_from_environment
-from kafkalite.cluster.faults import FAULTS_FILE, FaultState
+from kafkalite.cluster.faults import (
+    APPLIED_FILE,
+    APPLY_TIMEOUT_S,
+    FAULTS_FILE,
+    FaultState,
+    applied_generation,
+    await_applied,
+    fault_file_text,
+    generation_of,
+)
 from kafkalite.cluster.introspection_http import fetch_json
 from kafkalite.cluster.spec import BrokerSpec, ClusterError, ClusterSpec
 
 ROLE_LABEL = "org.kafkalite.role"
 BROKER_ID_LABEL = "org.kafkalite.broker-id"
 PROJECT_LABEL = "com.docker.compose.project"
-FAULTS_APPLIED_S = 0.1  # the proxies re-read faults.json every 50 ms
 NO_SOCKET = (
     "fault verbs in the course stack need the Docker socket in the lab container, which is "
     "off by default (it gives root on the host); the course enables it with "
@@ -167,20 +175,33 @@ class DockerBackend:
     def stop_network(self, spec: ClusterSpec) -> None:
         """Compose stops it (``docker compose down``)."""
 
-    def fault_state(self) -> FaultState:
-        """``faults.json`` of the links container, read from its file system (no exec: a
-        dashboard asks for it every second)."""
-        stream, _ = self._links().get_archive(f"{LINKS_DIR}/{FAULTS_FILE}")
+    def _links_file(self, name: str) -> bytes | None:
+        """A file of the links container's ``LINKS_DIR``, read from its file system (no
+        exec: a dashboard asks for the fault state every second); None if it is missing."""
+        try:
+            stream, _ = self._links().get_archive(f"{LINKS_DIR}/{name}")
+        except docker.errors.NotFound:
+            return None
         with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
-            member = tar.extractfile(FAULTS_FILE)
+            member = tar.extractfile(name)
             if member is None:
-                raise ClusterError(f"{LINKS_DIR}/{FAULTS_FILE} in the links container is no file")
-            return FaultState.from_json(json.loads(member.read()))
+                raise ClusterError(f"{LINKS_DIR}/{name} in the links container is no file")
+            return member.read()
 
-    def _save_faults(self, state: FaultState) -> None:
+    def _fault_file(self) -> dict[str, Any]:
+        body = self._links_file(FAULTS_FILE)
+        if body is None:
+            raise ClusterError(f"the links container has no {LINKS_DIR}/{FAULTS_FILE}")
+        raw: dict[str, Any] = json.loads(body)
+        return raw
+
+    def fault_state(self) -> FaultState:
+        return FaultState.from_json(self._fault_file())
+
+    def _save_faults(self, text: str) -> None:
         """Replace ``faults.json``; the proxies re-read it when it changes and keep the last
         good state if they catch it half-written."""
-        body = json.dumps(state.to_json()).encode()
+        body = text.encode()
         archive = io.BytesIO()
         with tarfile.open(fileobj=archive, mode="w") as tar:
             info = tarfile.TarInfo(FAULTS_FILE)
@@ -189,13 +210,24 @@ class DockerBackend:
         if not self._links().put_archive(LINKS_DIR, archive.getvalue()):
             raise ClusterError("could not write the fault state into the links container")
 
+    def _applied(self) -> int:
+        body = self._links_file(APPLIED_FILE)
+        return applied_generation(body.decode() if body is not None else None)
+
     def _change_faults(self, spec: ClusterSpec, change: Callable[[FaultState], None]) -> None:
+        """Write the changed state as the next generation and return once the proxies obey
+        it (they re-read ``faults.json`` every 50 ms)."""
         if not spec.links():
             raise ClusterError("network faults need at least two brokers")
-        state = self.fault_state()
+        raw = self._fault_file()
+        state, generation = FaultState.from_json(raw), generation_of(raw) + 1
         change(state)
-        self._save_faults(state)
-        time.sleep(FAULTS_APPLIED_S)
+        self._save_faults(fault_file_text(state, generation))
+        if not await_applied(self._applied, generation, poll_s=0.05):
+            raise ClusterError(
+                f"the links container did not take the fault within {APPLY_TIMEOUT_S:.0f} s"
+                " (docker compose logs links)"
+            )
 
     def isolate(self, spec: ClusterSpec, broker_id: int) -> None:
         self._change_faults(spec, lambda s: s.isolated.add(broker_id))

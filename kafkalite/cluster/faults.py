@@ -5,7 +5,10 @@ broker ``dst``'s controller listener (the quorum, heartbeats) and its client lis
 replication fetches) through a proxy port owned by this module's daemon, one port per
 ``(src, dst, kind)``. ``faults.json`` in the cluster directory says which brokers are
 isolated and which are slow; the daemon re-reads it as it changes, so ``kafkalite isolate
-2`` in one shell takes effect at once in another.
+2`` in one shell takes effect at once in another. Each write carries a ``generation``; the
+daemon writes the generation it obeys to ``faults.applied``, and a fault verb returns once
+its generation is obeyed, not after a guessed pause: on a loaded machine the daemon may
+take longer to run than any pause a caller would pick.
 
 - *isolate*: the broker keeps running and serving its clients, but no byte moves on any
   link from or to it. Connections are not reset (a partition sends no RST): data is held
@@ -40,6 +43,7 @@ import json
 import logging
 import os
 import signal
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -50,6 +54,7 @@ log = logging.getLogger(__name__)
 
 LINKS_FILE = "links.json"
 FAULTS_FILE = "faults.json"
+APPLIED_FILE = "faults.applied"
 QUEUED_CHUNKS = 64
 POLL_S = 0.02
 
@@ -122,8 +127,23 @@ def load_links(root: Path) -> list[Link]:
     return [Link(**raw) for raw in json.loads((root / LINKS_FILE).read_text())]
 
 
-def save_faults(root: Path, state: FaultState) -> None:
-    _write_atomically(root / FAULTS_FILE, json.dumps(state.to_json()))
+def fault_file_text(state: FaultState, generation: int) -> str:
+    return json.dumps({**state.to_json(), "generation": generation})
+
+
+def generation_of(raw: dict[str, Any]) -> int:
+    """The generation a ``faults.json`` carries (0 for a file written before generations)."""
+    return int(raw.get("generation", 0))
+
+
+def save_faults(root: Path, state: FaultState) -> int:
+    """Write ``state`` as the next generation and return that generation."""
+    try:
+        generation = generation_of(json.loads((root / FAULTS_FILE).read_text())) + 1
+    except (FileNotFoundError, ValueError):
+        generation = 1
+    _write_atomically(root / FAULTS_FILE, fault_file_text(state, generation))
+    return generation
 
 
 def load_faults(root: Path) -> FaultState:
@@ -131,6 +151,34 @@ def load_faults(root: Path) -> FaultState:
         return FaultState.from_json(json.loads((root / FAULTS_FILE).read_text()))
     except FileNotFoundError:
         return FaultState()
+
+
+def applied_generation(text: str | None) -> int:
+    """The generation the daemon obeys, from ``faults.applied``'s text (None: no file yet)."""
+    try:
+        return int(text) if text else 0
+    except ValueError:  # never torn (written atomically); a foreign file obeys nothing
+        return 0
+
+
+APPLY_TIMEOUT_S = 30.0
+"""A bound for a hung daemon, not a wait: the daemon answers as soon as it runs."""
+
+
+def await_applied(
+    read_applied: Callable[[], int],
+    generation: int,
+    poll_s: float,
+    timeout_s: float = APPLY_TIMEOUT_S,
+) -> bool:
+    """Wait until the daemon obeys ``generation`` (``read_applied`` reads what it obeys);
+    False if it did not within ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while read_applied() < generation:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(poll_s)
+    return True
 
 
 class LinkProxy:
@@ -389,26 +437,35 @@ class _Pipe:
 
 class FaultFile:
     """``faults.json``, re-read when it changes; a missing or torn file keeps the last
-    good state."""
+    good state. Changes are found by content (a small file, read when told or once a
+    second), not by its time stamp, which a file system with coarse stamps would repeat
+    for two same-sized writes (isolate 1, then 2) within one tick."""
 
     def __init__(self, root: Path) -> None:
         self.path = root / FAULTS_FILE
         self.current = FaultState()
-        self._stamp: tuple[int, int] | None = None
+        self.generation = 0
+        self._text: str | None = None
 
-    def refresh(self) -> None:
+    def refresh(self) -> bool:
+        """Re-read the file; True if it brought a new state to obey."""
         try:
-            st = self.path.stat()
-        except FileNotFoundError:
-            return
-        stamp = (st.st_mtime_ns, st.st_size)
-        if stamp == self._stamp:
-            return
+            text = self.path.read_text()
+        except OSError:
+            return False
+        if text == self._text:
+            return False
         try:
-            self.current = FaultState.from_json(json.loads(self.path.read_text()))
-            self._stamp = stamp
-        except (ValueError, OSError):
-            pass
+            raw = json.loads(text)
+            self.current, self.generation = FaultState.from_json(raw), generation_of(raw)
+        except ValueError:
+            return False
+        self._text = text
+        return True
+
+    def acknowledge(self) -> None:
+        """Say which generation is obeyed, for the fault verb waiting on it."""
+        _write_atomically(self.path.with_name(APPLIED_FILE), str(self.generation))
 
 
 async def serve_links(
@@ -425,6 +482,7 @@ async def serve_links(
     proxies = [LinkProxy(link, lambda: faults.current, host) for link in load_links(root)]
     for proxy in proxies:
         await proxy.start()
+    faults.acknowledge()
     changed = changed or asyncio.Event()
     try:
         while True:
@@ -432,7 +490,8 @@ async def serve_links(
                 async with asyncio.timeout(poll_interval_s):
                     await changed.wait()
             changed.clear()
-            faults.refresh()
+            if faults.refresh():  # each chunk reads faults.current: obeyed from here on
+                faults.acknowledge()
     finally:
         for proxy in proxies:
             await proxy.stop()

@@ -14,12 +14,22 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import psutil
 
 from kafkalite.cluster.backend import BrokerState
-from kafkalite.cluster.faults import FaultState, load_faults, save_faults, save_links
+from kafkalite.cluster.faults import (
+    APPLIED_FILE,
+    APPLY_TIMEOUT_S,
+    FaultState,
+    applied_generation,
+    await_applied,
+    load_faults,
+    save_faults,
+    save_links,
+)
 from kafkalite.cluster.spec import BrokerSpec, ClusterError, ClusterSpec
 
 
@@ -41,6 +51,13 @@ def _process(broker: BrokerSpec) -> psutil.Process | None:
         return process
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.TimeoutExpired):
         return None
+
+
+def _applied(root: Path) -> int:
+    try:
+        return applied_generation((root / APPLIED_FILE).read_text())
+    except FileNotFoundError:
+        return 0
 
 
 def _links_daemon(spec: ClusterSpec) -> psutil.Process | None:
@@ -186,12 +203,17 @@ class LocalProcessBackend:
         root = Path(spec.root)
         state = load_faults(root)
         change(state)
-        save_faults(root, state)
+        generation = save_faults(root, state)
         daemon = _links_daemon(spec)
-        if daemon is not None:
-            with contextlib.suppress(psutil.NoSuchProcess):
-                daemon.send_signal(signal.SIGHUP)  # re-read it now
-        time.sleep(0.1)  # time to do so, even on a loaded machine
+        if daemon is None:
+            return  # no network running: a starting one begins healed
+        with contextlib.suppress(psutil.NoSuchProcess):
+            daemon.send_signal(signal.SIGHUP)  # re-read it now
+        if not await_applied(partial(_applied, root), generation, poll_s=0.005):
+            raise ClusterError(
+                f"the link proxies did not take the fault within {APPLY_TIMEOUT_S:.0f} s"
+                f" (see {root / 'links.log'})"
+            )
 
     def isolate(self, spec: ClusterSpec, broker_id: int) -> None:
         self._update_faults(spec, lambda s: s.isolated.add(broker_id))

@@ -16,22 +16,25 @@ import pytest
 import pytest_asyncio
 
 from kafkalite.cluster.faults import (
+    APPLIED_FILE,
     FaultFile,
     FaultState,
     Link,
     LinkProxy,
+    applied_generation,
+    await_applied,
     load_faults,
     save_faults,
     save_links,
     serve_links,
 )
-from kafkalite.cluster.ports import LOW, _free
+from kafkalite.cluster.ports import LOW, bindable
 
 pytestmark = pytest.mark.unit
 
 
 def free_port() -> int:
-    return next(p for p in range(LOW + 5000, LOW + 9000) if _free(p))
+    return next(p for p in range(LOW + 5000, LOW + 9000) if bindable("127.0.0.1", p))
 
 
 async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -93,13 +96,41 @@ def test_a_partial_partition_cuts_replication_and_keeps_the_quorum() -> None:
 
 def test_fault_file_round_trip_and_torn_writes(tmp_path: Path) -> None:
     assert load_faults(tmp_path) == FaultState()
-    save_faults(tmp_path, FaultState({2}))
+    assert save_faults(tmp_path, FaultState({2})) == 1
     watched = FaultFile(tmp_path)
-    watched.refresh()
-    assert watched.current.isolated == {2}
+    assert watched.refresh()
+    assert (watched.current.isolated, watched.generation) == ({2}, 1)
+    assert not watched.refresh()  # nothing new
     (tmp_path / "faults.json").write_text("{torn")
-    watched.refresh()
+    assert not watched.refresh()
     assert watched.current.isolated == {2}  # the last good state stays
+
+
+def test_writes_of_the_same_size_in_one_clock_tick_are_each_seen(tmp_path: Path) -> None:
+    """Changes are found by content, so a file system with coarse time stamps (ext3 and
+    some bind mounts: one second) cannot hide "isolate 2" written right after the
+    same-sized "isolate 1", as an (mtime, size) stamp could."""
+    watched = FaultFile(tmp_path)
+    for broker in (1, 2, 3):
+        generation = save_faults(tmp_path, FaultState({broker}))
+        assert watched.refresh()
+        assert (watched.current.isolated, watched.generation) == ({broker}, generation)
+
+
+def test_the_daemon_acknowledges_the_generation_it_obeys(tmp_path: Path) -> None:
+    watched = FaultFile(tmp_path)
+    assert applied_generation(None) == 0
+    generation = save_faults(tmp_path, FaultState({1}))
+    assert not await_applied(lambda: applied_generation(_applied_text(tmp_path)), 1, 0.001, 0.05)
+    watched.refresh()
+    watched.acknowledge()
+    assert applied_generation(_applied_text(tmp_path)) == generation
+    assert await_applied(lambda: applied_generation(_applied_text(tmp_path)), 1, 0.001, 0.05)
+
+
+def _applied_text(root: Path) -> str | None:
+    path = root / APPLIED_FILE
+    return path.read_text() if path.exists() else None
 
 
 @pytest.mark.asyncio
@@ -302,9 +333,13 @@ async def test_the_daemon_rereads_faults_json_when_told_not_only_when_it_polls(
                 assert await round_trip(link, b"up") == b"up"
                 break
             await asyncio.sleep(0.02)
-        save_faults(tmp_path, FaultState({1}))
+        generation = save_faults(tmp_path, FaultState({1}))
         changed.set()
-        await asyncio.sleep(0.1)
+
+        def applied() -> int:
+            return applied_generation(_applied_text(tmp_path))
+
+        assert await asyncio.to_thread(await_applied, applied, generation, 0.005, 5)
         with pytest.raises(TimeoutError):
             await round_trip(link, b"cut", timeout=0.3)
     finally:
