@@ -88,6 +88,10 @@ RUN if [ "$WITH_SPARK" = 1 ]; then cp requirements.txt lab.txt; \
 # ^ jsonschema's optional checker of the "iri" format, which Jupyter's event schemas never
 #   use: compiling its grammar at import cost every student's Jupyter server 15 MiB
 ENV PYSPARK_PYTHON=/opt/venv/bin/python
+# JupyterLab's terminal is a login shell when its server has no tty (a container, a hub's
+# spawn), and Debian's /etc/profile then sets PATH afresh: the venv's commands (kafkalite,
+# the python with the labs' packages) would be missing from it without this
+RUN echo 'export PATH=/opt/venv/bin:$PATH' > /etc/profile.d/kafkalite-venv.sh
 
 FROM lab-deps AS lab
 COPY docker/lab-entrypoint.sh /usr/local/bin/kafkalite-lab

@@ -20,6 +20,10 @@ KAFKALITE_STUDENT_CONSTRAINTS  swarm only: where students' services may run, com
                           separated placement constraints (e.g. node.role==worker)
 KAFKALITE_CULL_IDLE_S     stop a server nobody used for this long (default 3600; 0: never);
                           the student's home volume keeps their work
+KAFKALITE_HUB_PUBLIC_URL  the address students and staff open (https://hub.example.edu/):
+                          the hub tells each server its own public address, so that
+                          `kafkalite demo` in an instructor's server prints a link to open
+                          (default none: the hub learns no address, the demo prints a path)
 KAFKALITE_HUB_ADMIN_TOKEN the course-admin service's API token (default: one made once and
                           kept in /srv/jupyterhub/course-admin-token for kafkalite-course)
 """
@@ -47,6 +51,9 @@ c.JupyterHub.hub_connect_ip = "hub"  # the hub's service name on the shared netw
 c.JupyterHub.cookie_secret_file = str(STATE / "cookie_secret")
 c.JupyterHub.db_url = f"sqlite:///{STATE}/jupyterhub.sqlite"
 c.JupyterHub.cleanup_servers = True  # the hub's shutdown stops every student's server
+# only when given: a wrong one would send every browser's login to that address
+if os.environ.get("KAFKALITE_HUB_PUBLIC_URL"):
+    c.JupyterHub.public_url = os.environ["KAFKALITE_HUB_PUBLIC_URL"]
 
 # ---- who may log in: one shared password (a real course plugs in its own login) -------
 c.JupyterHub.authenticator_class = "shared-password"

@@ -34,6 +34,9 @@ SERVER_ROOT = "JUPYTER_SERVER_ROOT"
 SERVER_URL = "JUPYTER_SERVER_URL"
 """What a JupyterLab terminal's environment says of the server it runs in."""
 HUB_PREFIX = "JUPYTERHUB_SERVICE_PREFIX"
+HUB_PUBLIC_URL = "JUPYTERHUB_PUBLIC_URL"
+"""What JupyterHub tells the server it spawned: the server's path on the hub's address,
+and (when the hub knows it: ``JupyterHub.public_url``) that address with the path."""
 
 
 def start(
@@ -94,13 +97,19 @@ def put_in_server(root: Path, cluster_dir: Path) -> Path:
 
 
 def extension_url(scenario: str | None) -> str:
-    """Where the server's Voilà extension shows the presenter: on JupyterHub a path on
-    the hub's own address, else the server's address (its login cookie is the browser's)."""
+    """Where the server's Voilà extension shows the presenter. On JupyterHub the server is
+    reached through the hub's proxy, at ``<hub's address>/user/<name>/``: the full address
+    when the hub was told its public one (``KAFKALITE_HUB_PUBLIC_URL`` in the course's
+    stack), else the path to open on the hub's address. Elsewhere the server's own
+    address. (Either way the browser's login to that server is the page's.)"""
     query = f"?{urlencode({'scenario': scenario})}" if scenario else ""
     page = f"voila/render/{IN_SERVER_NAME}{query}"
+    public = os.environ.get(HUB_PUBLIC_URL)
+    if public:
+        return f"{public.rstrip('/')}/{page}"
     prefix = os.environ.get(HUB_PREFIX)
     if prefix:
-        return f"<your hub's address>{prefix}{page}"
+        return f"{prefix.rstrip('/')}/{page}"
     return f"{os.environ.get(SERVER_URL, 'http://127.0.0.1:8888/')}{page}"
 
 
@@ -126,6 +135,11 @@ def open_demo(
             [
                 f"Presenter written to {path} (this Jupyter server's Voilà shows it)",
                 f"  open:      {extension_url(scenario)}",
+                *(
+                    ["             (on the hub's address, the one this server's page is on)"]
+                    if os.environ.get(HUB_PREFIX) and not os.environ.get(HUB_PUBLIC_URL)
+                    else []
+                ),
                 brokers_line,
             ]
         )

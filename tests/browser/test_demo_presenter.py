@@ -13,7 +13,6 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,21 +24,19 @@ from kafkalite.demo import server
 from kafkalite.demo.catalog import SCENARIOS
 from kafkalite.lab import jupyter
 from kafkalite.lab.group_members import describe_groups
-from tests.support.chromium import CHROMIUM, CHROMIUM_FLAGS
+from tests.support.chromium import CHROMIUM
 from tests.support.ports import free_base_port
+from tests.support.presenter_page import ARTIFACTS, facts, projector, ready
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parents[2]
-ARTIFACTS = Path(os.environ.get("KAFKALITE_ARTIFACTS", REPO / "test-artifacts")) / "browser"
-STEP_TIMEOUT_MS = 120_000
 SCENARIO_BUDGET_S = {"spark": 180.0}
 """Each scenario's time in this test, set-up included: the issue's 60 s, but for spark, whose
 two driver starts (a JVM and a SparkSession each) are CPU-bound: 44 s in all on an idle
 two-core machine (``python -m kafkalite.demo.rehearse spark``), 88 s at load 13 in this
 test. On a shared CI machine its budget only catches a hang."""
 
-playwright_api = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")
 if not CHROMIUM.exists():
     pytest.skip(
         "Debian's chromium is not installed (scripts/install-system-deps.sh installs it)",
@@ -63,13 +60,6 @@ def partition(cluster: Cluster, topic: str) -> dict[str, Any]:
     killed and started brokers: their pids are read again first)."""
     cluster.follow_other_shells()
     found: dict[str, Any] = next(p for p in cluster.status()["partitions"] if p["topic"] == topic)
-    return found
-
-
-def facts(page: Any) -> dict[str, str]:
-    found: dict[str, str] = page.locator(".kl-demo-state").evaluate(
-        "e => Object.fromEntries(Object.entries(e.dataset))"
-    )
     return found
 
 
@@ -190,32 +180,6 @@ ON_SCREEN = """() => [...document.querySelectorAll(
   .map(([name, box]) => [name, Math.round(box.right), Math.round(box.bottom)])"""
 """What is drawn but ends past the screen's bottom or right edge (a projector cannot
 scroll)."""
-
-
-@contextmanager
-def projector() -> Iterator[Any]:
-    """A page in headless Chromium at a projector's 1280x720; the browser closed after."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True
-        )
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 720})
-            page.set_default_timeout(STEP_TIMEOUT_MS)
-            yield page
-        finally:
-            browser.close()
-
-
-def ready(page: Any, slug: str, step: int) -> dict[str, str]:
-    page.locator(
-        f'.kl-demo-state[data-scenario="{slug}"][data-step="{step}"]'
-        '[data-phase="ready"], .kl-demo-state[data-phase="failed"]'
-    ).wait_for(timeout=STEP_TIMEOUT_MS)
-    seen = facts(page)
-    assert seen["phase"] == "ready", page.locator(".kl-demo-outcome").inner_text()
-    return seen
 
 
 @pytest.mark.timeout(1500)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import http.cookiejar
 import json
+import re
 import secrets
 import threading
 import time
@@ -200,6 +201,35 @@ class HubClient:
         """A kernel for ``notebook`` in the student's server, through the hub's proxy."""
         return Kernel(self.server_url(name), self.admin_token, notebook)
 
+    def run_in_terminal(self, name: str, command: str, timeout_s: float = 300) -> str:
+        """``command`` typed into a new terminal of the user's server, as someone at the
+        keyboard of JupyterLab's terminal runs it (the server's REST API makes the
+        terminal, its websocket carries the keys and the screen); returns what the
+        terminal showed until the command's exit status, which must be 0. The terminal
+        is closed after."""
+        headers = {"Authorization": f"token {self.admin_token}"}
+        server = self.server_url(name)
+        terminal = _call(f"{server}/api/terminals", headers, "POST")["name"]
+        socket = websocket.create_connection(
+            f"{server.replace('http', 'ws', 1)}/terminals/websocket/{terminal}",
+            header=[f"{k}: {v}" for k, v in headers.items()],
+            timeout=60,
+        )
+        screen = ""
+        try:
+            socket.send(json.dumps(["stdin", f"{command}; echo command-exit=$?\r"]))
+            deadline = time.monotonic() + timeout_s
+            while (status := re.search(r"command-exit=(\d+)", screen)) is None:
+                socket.settimeout(max(1.0, deadline - time.monotonic()))
+                kind, *text = json.loads(socket.recv())
+                if kind == "stdout":
+                    screen += text[0].replace("\r", "")
+            assert status.group(1) == "0", screen
+            return screen
+        finally:
+            socket.close()
+            _call(f"{server}/api/terminals/{terminal}", headers, "DELETE")
+
     def log_in(self, user: str) -> urllib.request.OpenerDirector:
         """Log in through the hub's form, as a browser does; the hub then spawns the user's
         server. Returns a client holding the user's cookies."""
@@ -247,6 +277,7 @@ class Hub(ComposeProject):
                 "KAFKALITE_HUB_PASSWORD": self.client.password,
                 "KAFKALITE_HUB_ADMIN_TOKEN": self.client.admin_token,
                 "KAFKALITE_HUB_PORT": str(port),
+                "KAFKALITE_HUB_PUBLIC_URL": f"{self.client.url}/",
                 "KAFKALITE_HUB_NETWORK": f"{self.prefix}-net",
                 "KAFKALITE_HUB_PREFIX": self.prefix,
                 **(env or {}),

@@ -3,8 +3,9 @@ npm) on a real engine, two students logged in at once, each with a notebook conn
 cluster of their own inside their own container, neither seeing the other's cluster nor
 the Docker socket (lab 04 runs in two such containers in ``test_swarm.py``). Then what
 running a course takes: staff see each student's cluster (brokers up, the last fault) and
-reset one or all with one command; a student who leaves their server idle is culled, and
-their next login gets their work and their cluster back.
+reset one or all with one command; the instructor runs ``kafkalite demo`` in their own
+server and opens the presenter through the hub; a student who leaves their server idle is
+culled, and their next login gets their work and their cluster back.
 
 One hub for the module, its idle culler set to ``CULL_IDLE_S``: each student keeps a
 JupyterLab tab open (it polls the server, as JupyterLab does) until the test that lets one
@@ -30,7 +31,9 @@ from tests.containers.stack import (
     docker_exec,
     processes_of,
 )
+from tests.support.chromium import CHROMIUM
 from tests.support.ports import free_base_port
+from tests.support.presenter_page import ARTIFACTS, projector, ready
 from tests.support.waiting import wait_for
 
 pytestmark = CONTAINER_TESTS
@@ -178,6 +181,58 @@ def test_staff_see_each_students_cluster_and_reset_one_or_all(
     assert all(f"{u:<20} reset" in reset for u in STUDENTS), reset
     assert broker_processes(ada) == broker_processes(grace) == 0
     assert {r["student"]: r["cluster"] for r in rows(hub).values()} == dict.fromkeys(STUDENTS)
+
+
+INSTRUCTOR = "turing"
+
+
+def test_the_instructors_demo_runs_from_their_own_server_through_the_hub(
+    hub: Hub, tabs: dict[str, OpenTab]
+) -> None:
+    """Issue 32 on JupyterHub: the instructor logs in, types ``kafkalite demo committed``
+    in their server's terminal, opens the address it prints (the hub's public address:
+    the presenter is Voilà inside their server, through the hub's proxy) in Chromium at a
+    projector's size, and the scenario's first step runs on their server's cluster."""
+    pytest.importorskip("playwright.sync_api")
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's chromium is not installed (scripts/install-system-deps.sh)")
+    browser = hub.client.log_in(INSTRUCTOR)
+    wait_for(lambda: hub.client.lab_answers(browser, INSTRUCTOR), 240, "the instructor's lab")
+    tab = hub.client.open_tab(browser, INSTRUCTOR)  # their JupyterLab stays open meanwhile
+    try:
+        said = hub.client.run_in_terminal(INSTRUCTOR, "kafkalite demo committed")
+        address = next(line.split()[-1] for line in said.splitlines() if "open:" in line)
+        presenter = f"{hub.client.url}/user/{INSTRUCTOR}/voila/render/kafkalite-demo.ipynb"
+        assert address == f"{presenter}?scenario=committed", said
+        with projector() as page:
+            page.goto(f"{hub.client.url}/hub/login")  # the hub's form, as the instructor
+            page.fill("input[name=username]", INSTRUCTOR)
+            page.fill("input[name=password]", hub.client.password)
+            page.click("[type=submit]")
+            page.wait_for_url(f"**/user/{INSTRUCTOR}/**")
+            page.goto(address)
+            ready(page, "committed", -1)
+            page.keyboard.press("ArrowRight")
+            seen = ready(page, "committed", 0)
+            page.screenshot(path=str(ARTIFACTS / "demo-through-jupyterhub.png"))
+            assert page.url.startswith(presenter)  # the hub's address: through its proxy
+        assert (seen["scenario"], seen["step"]) == ("committed", "0")
+        # the step ran on the instructor's own cluster: brokers inside their container
+        assert broker_processes(hub.student_container(INSTRUCTOR)) == 3
+    finally:  # the instructor leaves no server nor home behind (the students' stay)
+        tab.close()
+        hub.client.stop_server(INSTRUCTOR)
+        wait_for(lambda: hub.client.server(INSTRUCTOR) is None, 120, "the instructor's stop")
+        wait_for(
+            lambda: (
+                not hub.engine.client.containers.list(
+                    all=True, filters={"name": f"{hub.prefix}-{INSTRUCTOR}"}
+                )
+            ),
+            60,
+            "the instructor's container removed",
+        )
+        hub.engine.client.volumes.get(f"{hub.prefix}-{INSTRUCTOR}").remove()
 
 
 BROKER_LOGS = "tail -n 20 ~/labs/.kafkalite/*/broker.log ~/labs/.kafkalite/links.log"

@@ -126,10 +126,17 @@ def test_the_words_name_the_groups_members_and_what_each_reads() -> None:
 def test_on_jupyterhub_the_address_is_under_the_instructors_server(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """The hub names the server's public address when it knows its own (public_url),
+    else only the server's path on it: never a placeholder to fill in."""
+    monkeypatch.delenv(server.SERVER_URL, raising=False)
     monkeypatch.setenv(server.HUB_PREFIX, "/user/ada/")
+    monkeypatch.setenv(server.HUB_PUBLIC_URL, "https://hub.example.edu/user/ada/")
     assert server.extension_url("spark") == (
-        "<your hub's address>/user/ada/voila/render/kafkalite-demo.ipynb?scenario=spark"
+        "https://hub.example.edu/user/ada/voila/render/kafkalite-demo.ipynb?scenario=spark"
     )
+    monkeypatch.setenv(server.HUB_PUBLIC_URL, "")  # what a hub without public_url sets
+    assert server.extension_url(None) == "/user/ada/voila/render/kafkalite-demo.ipynb"
     monkeypatch.delenv(server.HUB_PREFIX)
+    monkeypatch.delenv(server.HUB_PUBLIC_URL)
     monkeypatch.setenv(server.SERVER_URL, "http://127.0.0.1:8888/")
     assert server.extension_url(None) == "http://127.0.0.1:8888/voila/render/kafkalite-demo.ipynb"
