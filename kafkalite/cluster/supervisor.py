@@ -8,6 +8,7 @@ verbs are the backend's, recorded in ``cluster.json`` so another shell sees them
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Self
@@ -221,10 +222,16 @@ class Cluster:
         )
         return result
 
-    def events(self, since: int = 0) -> list[dict[str, Any]]:
-        """Every reachable broker's events after ``since``, in time order."""
+    def events(
+        self, since: int = 0, brokers: Collection[int] | None = None
+    ) -> list[dict[str, Any]]:
+        """Every reachable broker's events after ``since`` (only those ``brokers`` record,
+        if given: a paused one is never asked, it would hold the call for its timeout), in
+        time order."""
         events: list[dict[str, Any]] = []
         for b in self.spec.brokers:
+            if brokers is not None and b.broker_id not in brokers:
+                continue
             found = fetch_json(b.host, b.admin_port, f"/events?since={since}")
             if found is not None:
                 events.extend(found["events"])

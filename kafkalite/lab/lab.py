@@ -26,6 +26,7 @@ from kafka.errors import KafkaError, TopicAlreadyExistsError
 
 from kafkalite.checker.history import check as check_history
 from kafkalite.cluster import BrokerState
+from kafkalite.events import EventType
 from kafkalite.lab import tables
 from kafkalite.lab.anomalies import CheckResult, lost_values, output_as_log, result_of
 from kafkalite.lab.faults import ObservedCluster
@@ -69,6 +70,23 @@ FINAL_SAMPLE_TIMEOUT_S = 10.0
 """How long a watch's last sample waits for each broker's answer."""
 
 
+def fenced_by_all(
+    events: Iterable[Mapping[str, Any]], fenced: Iterable[int], by: Iterable[int]
+) -> bool:
+    """Whether every broker in ``by`` has applied the fencing of every broker in
+    ``fenced``: its latest ``broker_fenced``/``broker_unfenced`` event about each says
+    fenced. A broker lists to its clients only the brokers it has not seen fenced."""
+    latest: dict[tuple[int, int], str] = {}
+    for event in events:  # in time order
+        if event["type"] in (EventType.BROKER_FENCED, EventType.BROKER_UNFENCED):
+            latest[(event["broker"], event["broker_id"])] = event["type"]
+    return all(
+        latest.get((applier, broker)) == EventType.BROKER_FENCED
+        for applier in by
+        for broker in fenced
+    )
+
+
 class LabTimeoutError(TimeoutError):
     """A lab helper waited as long as it may; the message says for what."""
 
@@ -94,10 +112,25 @@ class Lab:
         return self.cluster.bootstrap_servers
 
     def live_bootstrap_servers(self) -> str:
-        """The brokers that answer now: a new client bootstraps from these, because
-        kafka-python can spend its whole bootstrap timeout on a paused broker, which
-        accepts connections and never answers."""
+        """The brokers that answer now, once none of them lists a paused broker to its
+        clients: a new client bootstraps from these. A paused broker accepts connections
+        and never answers, so kafka-python can spend its whole bootstrap timeout on it.
+        After bootstrapping, the client opens its next connection to any broker its
+        Metadata answer lists, and a paused one is listed until the controller fences it
+        (when its session runs out: ``broker.session.timeout.ms``, 3 s here); there it
+        waits out its connection setup, 10 s, then 20 s and 30 s (lab 05's read while
+        broker 3 hung stalled 10-30 s in about one run of three). In Kafka, whose
+        defaults fence a silent broker (9 s) before its leaders drop it from their ISRs
+        (``replica.lag.time.max.ms``, 30 s), a client rarely meets that window; here the
+        ISR shrinks after 1 s, and a lab that waits for it would still be inside it."""
         states = self.cluster.broker_states()
+        paused = {b for b, s in states.items() if s == BrokerState.PAUSED}
+        running = {b for b, s in states.items() if s == BrokerState.RUNNING}
+        if paused and running:
+            self.wait_for(
+                lambda: fenced_by_all(self.cluster.events(brokers=running), paused, running),
+                what=f"the controller to fence paused broker(s) {sorted(paused)}",
+            )
         live = [
             b.address
             for b in self.cluster.spec.brokers

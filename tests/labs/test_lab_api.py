@@ -4,6 +4,7 @@ broker back."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from kafka.errors import KafkaTimeoutError
 import kafkalite.lab
 from kafkalite.cluster import Cluster, ClusterError
 from kafkalite.lab.connection import ENV_DIR, open_cluster
+from kafkalite.lab.lab import fenced_by_all
 from kafkalite.lab.recording import FINAL_LOG_CONSUMER
 from tests.support.waiting import wait_for
 
@@ -131,6 +133,41 @@ def test_the_final_log_reader_follows_a_leader_that_moved_after_it_looked(
         plain.close()
     finally:
         admin.close()
+
+
+def test_a_read_while_a_broker_hangs_waits_for_its_fence_not_for_its_connection(
+    make_cluster3: Callable[..., Cluster], monkeypatch
+) -> None:
+    """Lab 05 reads a partition while broker 3 hangs, right after the leader dropped it
+    from the ISR (``replica.lag.time.max.ms``, 1 s here) and before the controller fences
+    it (its session, 3 s). A new kafka-python client bootstraps from the live brokers, then
+    opens its next connection to any broker their Metadata lists, broker 3 too: in about
+    one read of three it waited out its connection setup, 10 s, 20 s or 30 s (the lab's
+    "ListOffsets 30 s"). A read now starts once every running broker has applied the
+    fence, and no longer lists broker 3. Before that fix this fails either way: a read
+    that did not meet broker 3 came back before the fence, one that did took 10 s."""
+    cluster = make_cluster3()
+    monkeypatch.setenv(ENV_DIR, cluster.spec.root)
+    lab = kafkalite.lab.connect()
+    try:
+        lab.create_topic("transfers", 1, 3, {"min.insync.replicas": "3"}, replicas=[[1, 2, 3]])
+        producer = lab.producer(acks="all")
+        producer.send("transfers", b"payment-0").get(timeout=10)
+        lab.pause(3)
+        producer.send("transfers", b"payment-1")  # waits for broker 3: the ISR shrinks
+        lab.wait_for_isr("transfers", size=2)
+        started = time.monotonic()
+        assert b"payment-1" in lab.read("transfers")  # committed, not yet acknowledged
+        took = time.monotonic() - started
+        assert fenced_by_all(lab.cluster.events(brokers={1, 2}), fenced={3}, by={1, 2}), (
+            "the read came back while brokers 1 and 2 still listed hung broker 3 to clients"
+        )
+        assert took < 8, f"the read took {took:.1f} s: its client waited on hung broker 3"
+        lab.resume(3)
+        producer.flush(30)  # payment-1, acknowledged once broker 3 is back in the ISR
+    finally:
+        lab.resume(3)
+        lab.close()
 
 
 def leader_of(cluster: Cluster, topic: str) -> int | None:
