@@ -107,6 +107,10 @@ class EventType(StrEnum):
     CONSUMER_GROUP_MEMBER_RECONCILED = "consumer_group_member_reconciled"
     """A consumer group's member took a step towards its target: now at ``member_epoch``
     in ``state``, holding ``assigned``, still giving up ``revoking``."""
+    GROUP_PROTOCOL_CHANGED = "group_protocol_changed"
+    """A group with members changed protocols online (KIP-848's migration): a classic group
+    became a consumer group when a consumer-protocol member joined (``protocol``
+    ``consumer``), or back when its last one left (``classic``), at ``epoch``."""
     OFFSETS_COMMITTED = "offsets_committed"
     """A group committed consumer offsets."""
     OFFSETS_DELETED = "offsets_deleted"

@@ -254,6 +254,17 @@ APPLIED_BROKER_CONFIGS: dict[str, ConfigDef] = {
             choices=("uniform", "range"),
         ),
         ConfigDef(
+            "group.consumer.migration.policy",
+            _S,
+            "bidirectional",
+            "bidirectional",
+            "may a classic group with members become a consumer group when a member of the "
+            "consumer protocol joins (upgrade), and back when its last one leaves "
+            "(downgrade)? disabled, upgrade, downgrade or bidirectional",
+            choices=("disabled", "upgrade", "downgrade", "bidirectional"),
+            read_only=True,
+        ),
+        ConfigDef(
             "group.consumer.max.size",
             _I,
             "2147483647",

@@ -165,6 +165,63 @@ def test_members_come_and_go_incrementally_and_commit(
     assert epochs == sorted(epochs) and len(epochs) >= 5
 
 
+def _group_view(cluster: Cluster, group: str) -> dict:
+    (seen,) = [g for g in cluster.status()["groups"] if g["group"] == group]
+    return seen
+
+
+def test_a_live_classic_group_upgrades_online_and_back(
+    cluster: Cluster, topic: str, tmp_path: Path
+) -> None:
+    """Kafka 4.0's online migration (``group.consumer.migration.policy=bidirectional``): a
+    kafka-python (classic) member holds every partition; a librdkafka member of the
+    consumer protocol joins the same group, which becomes a consumer group with both in
+    it, sharing the partitions; when it leaves, the group is classic again and the
+    kafka-python member takes everything back. Offsets committed before, during and
+    after are all kept."""
+    bootstrap = cluster.bootstrap_servers
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 4, 1)])[topic].result(10)
+    group = f"mixed-{topic}"
+    _group_settings(admin, group)
+    writer = Writer(bootstrap, topic, 4)
+    try:
+        wait_for(lambda: min(_ends(bootstrap, topic, 4)) >= 5, 30, "5 records a partition")
+        start = [ConsumerGroupTopicPartitions(group, [CTP(topic, p, 5) for p in range(4)])]
+        admin.alter_consumer_group_offsets(start)[group].result(10)  # while it is empty
+        classic = Member("kafka-python", bootstrap, topic, group, tmp_path)
+        settle([classic], 4)
+        assert _group_view(cluster, group)["protocol"] == "classic"
+
+        modern = Member(CONSUMER, bootstrap, topic, group, tmp_path)
+        settle([classic, modern], 4)  # both hold partitions, none twice
+        seen = _group_view(cluster, group)
+        assert (seen["protocol"], seen["state"]) == ("consumer", "Stable")
+        assert sorted(m["member_protocol"] for m in seen["members"]) == ["classic", "consumer"]
+        modern_held = modern.assigned
+        wait_for(
+            lambda: all(_committed(admin, group, topic, 4)[p] > 5 for p in modern_held),
+            30,
+            "the consumer-protocol member to commit",
+        )
+
+        modern.leave()
+        settle([classic], 4)  # the classic member gets every partition back
+        assert _group_view(cluster, group)["protocol"] == "classic"
+    finally:
+        writer.stop()
+    committed = _committed(admin, group, topic, 4)
+    assert all(committed[p] > 5 for p in modern_held)
+    assert all(offset >= 5 for offset in committed)
+    changes = [
+        e["protocol"]
+        for e in group_events(bootstrap)
+        if e["type"] == "group_protocol_changed" and e["group"] == group
+    ]
+    assert changes == ["consumer", "classic"]
+    classic.leave()
+
+
 def _consume(consumer: Consumer, count: int) -> list[bytes]:
     got: list[bytes] = []
     deadline = time.monotonic() + 30

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from kafkalite.coordinator.group.consumer_coordinator import ConsumerGroupConfig
 from kafkalite.coordinator.group.consumer_group import TopicMetadata
+from kafkalite.coordinator.group.group_migration import MigrationPolicy
 from kafkalite.metadata.image import MetadataImage
 
 
@@ -47,4 +48,7 @@ def consumer_group_config(image: MetadataImage) -> ConsumerGroupConfig:
             if a.strip()
         ],
         max_size=lambda: image.broker_int("group.consumer.max.size"),
+        migration_policy=lambda: MigrationPolicy(
+            image.broker_config("group.consumer.migration.policy")
+        ),
     )

@@ -13,8 +13,11 @@ two timers of each member, as Kafka's coordinator does:
 
 After a failover the new coordinator starts every member's session afresh, as Kafka's does
 when it loads a partition. Classic and consumer groups share the coordinator and the group
-id space: an empty group of one kind gives way to the other (Kafka 4.0 also converts a
-classic group with members, online: Kafka-Lite refuses that with GROUP_ID_NOT_FOUND).
+id space: an empty group of one kind gives way to the other; a classic group with members
+becomes a consumer group when a member of the consumer protocol joins, and back when the
+last one leaves (``group_migration``, as ``group.consumer.migration.policy`` allows), and
+meanwhile its classic members are served through JoinGroup, SyncGroup and Heartbeat
+(``classic_members``), with a third timer: the rebalance timeout to rejoin once told to.
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from kafkalite.coordinator.group import classic_members
 from kafkalite.coordinator.group.assignors import ASSIGNORS
 from kafkalite.coordinator.group.assignors.spec import PartitionAssignor
 from kafkalite.coordinator.group.consumer_group import ConsumerGroup, preferred_assignor
@@ -42,8 +47,22 @@ from kafkalite.coordinator.group.consumer_group_records import (
     GroupRecord,
     group_tombstones,
 )
-from kafkalite.coordinator.group.consumer_member import Assignment, MemberState
-from kafkalite.coordinator.group.group import GroupState
+from kafkalite.coordinator.group.consumer_member import (
+    Assignment,
+    ConsumerGroupMember,
+    MemberState,
+)
+from kafkalite.coordinator.group.group import Group, GroupState
+from kafkalite.coordinator.group.group_migration import (
+    CONSUMER_PROTOCOL_TYPE,
+    MigrationPolicy,
+    UnreadableClassicGroupError,
+    downgrade,
+    only_classic_members_remain,
+    upgrade,
+    upgrade_refusal,
+)
+from kafkalite.coordinator.group.join_group import JoinRequest, JoinResult
 from kafkalite.coordinator.group.metadata_manager import GroupMetadataManager
 from kafkalite.events import EventSink, EventType
 from kafkalite.protocol.errors import ErrorCode, KafkaError
@@ -61,6 +80,8 @@ class ConsumerGroupConfig:
     assignors: Callable[[], list[str]]
     """``group.consumer.assignors``: the offered ones, the first the default."""
     max_size: Callable[[], int]
+    migration_policy: Callable[[], MigrationPolicy] = lambda: MigrationPolicy.BIDIRECTIONAL
+    """``group.consumer.migration.policy``: may groups change protocols with members in."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +100,11 @@ class ConsumerGroupCoordinator:
         config: ConsumerGroupConfig,
         now_ms: Callable[[], int],
         emit: EventSink,
+        end_classic_rebalance: Callable[[str], None] = lambda group_id: None,
     ) -> None:
         self.manager = manager
+        self.end_classic_rebalance = end_classic_rebalance
+        """Answer the JoinGroups and SyncGroups a classic group holds (it is upgraded)."""
         self.topics = topics
         self.config = config
         self.now_ms = now_ms
@@ -89,6 +113,8 @@ class ConsumerGroupCoordinator:
         """(group, member) -> when its session runs out."""
         self._revocations: dict[tuple[str, str], tuple[int, int]] = {}
         """(group, member) -> (the epoch it must leave, by when)."""
+        self._rejoins: dict[tuple[str, str], int] = {}
+        """(group, classic member) -> by when it must send JoinGroup, having been told to."""
         self._writes: set[asyncio.Task[None]] = set()
 
     @property
@@ -116,15 +142,21 @@ class ConsumerGroupCoordinator:
         validate(request, version, assignors)
         group_id = request.group_id
         self.manager.check_coordinator(group_id)
-        records = self._make_way_for_consumer_group(request)
-        group = self.groups.get(group_id)
+        records, upgraded = self._make_way_for_consumer_group(request)
+        group = upgraded or self.groups.get(group_id)
+        classic = None
         if request.member_epoch < 0:
             outcome = leave(group, request, self.topics)
+            if group is not None and outcome.member is None:
+                classic, downgrade_records = self._downgrade(group, outcome.member_id)
+                outcome = replace(outcome, records=downgrade_records or outcome.records)
         else:
             outcome = heartbeat(group, request, self.topics, assignors, self.config.max_size())
         records.extend(outcome.records)
         partition = self.manager.apply(group_id, records)
-        self._after(group_id, request, outcome)
+        self._after(group_id, outcome)
+        if classic is not None:
+            self._install_classic_group(classic)
         await self.manager.persist(partition, records)
         return HeartbeatAnswer(
             outcome.member_id,
@@ -133,38 +165,104 @@ class ConsumerGroupCoordinator:
             outcome.assignment,
         )
 
-    def _make_way_for_consumer_group(self, request: HeartbeatRequest) -> list[GroupRecord]:
-        """A member joins a group id a classic group holds: an empty one (or one that only
-        holds offsets) gives way, its record deleted (Kafka's
-        ``maybeDeleteEmptyClassicGroup``); one with members stays."""
-        classic = self.manager.groups.get(request.group_id)
+    def _make_way_for_consumer_group(
+        self, request: HeartbeatRequest
+    ) -> tuple[list[GroupRecord], ConsumerGroup | None]:
+        """A member joins a group id a classic group holds. An empty one (or one that only
+        holds offsets) gives way, its record deleted (Kafka's ``maybeDeleteEmptyClassicGroup``);
+        one with members is converted, online, if ``group.consumer.migration.policy`` allows
+        (Kafka's ``validateOnlineUpgrade`` and ``convertToConsumerGroup``): its parked
+        JoinGroups and SyncGroups are told to rejoin, and the records returned make it a
+        consumer group (returned too, as it will be once they are applied). Otherwise the
+        heartbeat gets GROUP_ID_NOT_FOUND, as in Kafka."""
+        group_id = request.group_id
+        classic = self.manager.groups.get(group_id)
         if classic is None:
-            return []
-        if request.member_epoch != 0 or classic.members or classic.state != GroupState.EMPTY:
-            raise KafkaError(
-                ErrorCode.group_id_not_found,
-                f"Group {request.group_id} is not a consumer group: it is a classic group "
-                "with members (Kafka 4.0 converts it online when all its members use the "
-                "consumer protocol; Kafka-Lite does not).",
+            return [], None
+        if not classic.members and classic.state == GroupState.EMPTY:
+            log.info("group %s: the empty classic group becomes a consumer group", group_id)
+            return [({"type": "group", "group": group_id}, None)], None
+        refusal = "a member must join with epoch 0" if request.member_epoch != 0 else None
+        refusal = refusal or upgrade_refusal(
+            classic, self.config.migration_policy(), self.config.max_size()
+        )
+        upgraded = None
+        if refusal is None:
+            try:
+                upgraded, records = upgrade(classic, self.topics)
+            except UnreadableClassicGroupError as exc:
+                refusal = str(exc)
+        if upgraded is None:
+            log.info(
+                "group %s: cannot upgrade the classic group to a consumer group: %s",
+                group_id,
+                refusal,
             )
-        log.info("group %s: the empty classic group becomes a consumer group", request.group_id)
-        return [({"type": "group", "group": request.group_id}, None)]
+            raise KafkaError(
+                ErrorCode.group_id_not_found, f"Group {group_id} is not a consumer group."
+            )
+        log.info(
+            "group %s: the classic group (generation %d, %d members) becomes a consumer group",
+            group_id,
+            classic.generation_id,
+            len(classic.members),
+        )
+        self.end_classic_rebalance(group_id)
+        self.emit(
+            EventType.GROUP_PROTOCOL_CHANGED,
+            group=group_id,
+            protocol="consumer",
+            epoch=classic.generation_id,
+            members=sorted(classic.members),
+        )
+        return records, upgraded
 
-    async def make_way_for_classic_group(self, group_id: str) -> bool:
-        """A classic member joins a group id a consumer group holds: an empty one gives
-        way, its records deleted (Kafka's ``maybeDeleteEmptyConsumerGroup``); one with
-        members stays, and the join is refused (False). Kafka 4.0 takes the classic member
-        into the consumer group instead; Kafka-Lite does not."""
+    async def make_way_for_classic_group(self, group_id: str) -> None:
+        """A classic member joins a group id an empty consumer group holds: it gives way, its
+        records deleted (Kafka's ``maybeDeleteEmptyConsumerGroup``)."""
         group = self.groups.get(group_id)
-        if group is None:
-            return True
-        if group.members:
-            log.info("group %s: a classic member cannot join the consumer group", group_id)
-            return False
-        await self.manager.write(group_id, group_tombstones(group_id))
-        return True
+        if group is not None and not group.members:
+            await self.manager.write(group_id, group_tombstones(group_id))
 
-    def _after(self, group_id: str, request: HeartbeatRequest, outcome: HeartbeatOutcome) -> None:
+    def _downgrade(
+        self, group: ConsumerGroup, leaving: str
+    ) -> tuple[Group | None, list[GroupRecord]]:
+        """``leaving`` goes: if only classic members remain and the policy allows, the
+        classic group the consumer group becomes, and the records of that; else nothing."""
+        if not only_classic_members_remain(group, leaving):
+            return None, []
+        if not self.config.migration_policy().downgrade_enabled:
+            log.info(
+                "group %s: cannot downgrade the consumer group to a classic group: online "
+                "downgrade is disabled (group.consumer.migration.policy)",
+                group.group_id,
+            )
+            return None, []
+        classic, records = downgrade(group, leaving, self.topics, self.now_ms())
+        log.info(
+            "group %s: its last member of the consumer protocol left; the group becomes "
+            "classic at generation %d and rebalances",
+            group.group_id,
+            classic.generation_id,
+        )
+        return classic, records
+
+    def _install_classic_group(self, classic: Group) -> None:
+        """The downgraded group replaces the consumer group (whose records ``apply`` just
+        deleted) and rebalances: every classic member rejoins."""
+        self.manager.groups[classic.group_id] = classic
+        for key in [k for k in self._sessions if k[0] == classic.group_id]:
+            self._forget_member(key)
+        classic.prepare_rebalance(self.now_ms())
+        self.emit(
+            EventType.GROUP_PROTOCOL_CHANGED,
+            group=classic.group_id,
+            protocol="classic",
+            epoch=classic.generation_id,
+            members=sorted(classic.members),
+        )
+
+    def _after(self, group_id: str, outcome: HeartbeatOutcome) -> None:
         """Restart the member's session, start or stop its revocation deadline, and tell."""
         key = (group_id, outcome.member_id)
         member = outcome.member
@@ -178,7 +276,7 @@ class ConsumerGroupCoordinator:
                 reason="left",
             )
         else:
-            self._sessions[key] = now + self.config.session_timeout_ms(group_id)
+            self._sessions[key] = now + self._session_ms(group_id, member)
             if outcome.assignment_changed:
                 if member.state == MemberState.UNREVOKED_PARTITIONS:
                     deadline = now + max(member.rebalance_timeout_ms, 0)
@@ -211,6 +309,13 @@ class ConsumerGroupCoordinator:
     def _forget_member(self, key: tuple[str, str]) -> None:
         self._sessions.pop(key, None)
         self._revocations.pop(key, None)
+        self._rejoins.pop(key, None)
+
+    def _session_ms(self, group_id: str, member: ConsumerGroupMember) -> int:
+        """A classic member keeps the session timeout of its JoinGroup."""
+        if member.classic is not None:
+            return member.classic.session_timeout_ms
+        return self.config.session_timeout_ms(group_id)
 
     def partition_names(self, partitions: Assignment) -> list[str]:
         """``topic-partition`` names, in order (a topic id no longer known stays an id)."""
@@ -219,6 +324,83 @@ class ConsumerGroupCoordinator:
             for topic_id, ps in partitions.items()
             for p in ps
         )
+
+    # ---- classic members (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) -------------------
+
+    async def classic_join(self, group: ConsumerGroup, request: JoinRequest) -> JoinResult:
+        """A classic member joins (or rejoins) a consumer group: one step of its
+        reconciliation, written before the answer, as a heartbeat's."""
+        group_id = group.group_id
+        member_id = request.member_id
+        if not member_id:
+            member_id = str(uuid.uuid4())
+            if request.require_known_member_id and request.group_instance_id is None:
+                return JoinResult(ErrorCode.member_id_required, member_id=member_id)
+        try:
+            outcome = classic_members.join(
+                group, member_id, request, self.topics, self._assignors(), self.config.max_size()
+            )
+        except KafkaError as exc:
+            log.info("group %s: classic member %s refused: %s", group_id, member_id, exc)
+            return JoinResult(exc.code, member_id=member_id)
+        partition = self.manager.apply(group_id, outcome.records)
+        self._after(group_id, outcome)
+        self._rejoins.pop((group_id, member_id), None)
+        await self.manager.persist(partition, outcome.records)
+        return JoinResult(
+            ErrorCode.none,
+            outcome.member_epoch,
+            CONSUMER_PROTOCOL_TYPE,
+            request.protocols[0][0],
+            "",
+            member_id,
+        )
+
+    def classic_sync(
+        self, group: ConsumerGroup, member_id: str, instance_id: str | None, generation_id: int
+    ) -> bytes:
+        self._restart_session(group.group_id, member_id)
+        return classic_members.sync(group, member_id, instance_id, generation_id, self.topics)
+
+    def classic_heartbeat(
+        self, group: ConsumerGroup, member_id: str, instance_id: str | None, generation_id: int
+    ) -> None:
+        """A classic member's Heartbeat: its session starts over; REBALANCE_IN_PROGRESS
+        when it must rejoin, and then it has its rebalance timeout to do so."""
+        member = classic_members.member(group, member_id, instance_id, generation_id)
+        self._restart_session(group.group_id, member_id)
+        if classic_members.must_rejoin(group, member):
+            deadline = self.now_ms() + max(member.rebalance_timeout_ms, 0)
+            self._rejoins.setdefault((group.group_id, member_id), deadline)
+            raise KafkaError(ErrorCode.rebalance_in_progress)
+
+    def _restart_session(self, group_id: str, member_id: str) -> None:
+        member = self.groups[group_id].members.get(member_id)
+        if member is not None:
+            self._sessions[(group_id, member_id)] = self.now_ms() + self._session_ms(
+                group_id, member
+            )
+
+    def classic_leave(
+        self, group: ConsumerGroup, members: Iterable[tuple[str, str | None]]
+    ) -> list[ErrorCode]:
+        """LeaveGroup from classic members of a consumer group (a member of either protocol
+        may be named by its instance id): each is fenced, as Kafka's
+        ``classicGroupLeaveToConsumerGroup`` does."""
+        results = []
+        for member_id, instance_id in members:
+            holder = group.static_member(instance_id)
+            found = holder if instance_id is not None else group.members.get(member_id)
+            if found is None:
+                results.append(ErrorCode.unknown_member_id)
+            elif member_id and found.member_id != member_id:
+                results.append(ErrorCode.fenced_instance_id)
+            else:
+                self._fence(group, found.member_id, "left")
+                results.append(ErrorCode.none)
+            if group.group_id not in self.groups:
+                group = ConsumerGroup(group.group_id)  # downgraded: nobody else is here
+        return results
 
     # ---- timers --------------------------------------------------------------------
 
@@ -235,9 +417,7 @@ class ConsumerGroupCoordinator:
             for member_id, member in list(group.members.items()):
                 key = (group_id, member_id)
                 live.add(key)
-                session = self._sessions.setdefault(
-                    key, now + self.config.session_timeout_ms(group_id)
-                )
+                session = self._sessions.setdefault(key, now + self._session_ms(group_id, member))
                 if member.state == MemberState.UNREVOKED_PARTITIONS:
                     self._revocations.setdefault(
                         key, (member.member_epoch, now + max(member.rebalance_timeout_ms, 0))
@@ -247,17 +427,25 @@ class ConsumerGroupCoordinator:
                     self._fence(group, member_id, "session timeout")
                 elif revocation and revocation[1] <= now and member.member_epoch == revocation[0]:
                     self._fence(group, member_id, "did not revoke its partitions in time")
-        for key in [k for k in (*self._sessions, *self._revocations) if k not in live]:
+                elif self._rejoins.get(key, now + 1) <= now:
+                    self._fence(group, member_id, "did not rejoin in time")
+                if group_id not in self.groups:
+                    break  # downgraded to a classic group
+        timed = (*self._sessions, *self._revocations, *self._rejoins)
+        for key in [k for k in timed if k not in live]:
             self._forget_member(key)
 
     def _fence(self, group: ConsumerGroup, member_id: str, reason: str) -> None:
         log.info("group %s: member %s fenced (%s)", group.group_id, member_id, reason)
-        records = fence(group, member_id, self.topics)
+        classic, records = self._downgrade(group, member_id)
+        records = records or fence(group, member_id, self.topics)
         try:
             partition = self.manager.apply(group.group_id, records)
         except KafkaError:
             return  # no longer the coordinator: the new one times its members
         self._forget_member((group.group_id, member_id))
+        if classic is not None:
+            self._install_classic_group(classic)
         self.emit(
             EventType.GROUP_MEMBER_REMOVED, group=group.group_id, member=member_id, reason=reason
         )
@@ -296,7 +484,8 @@ class ConsumerGroupCoordinator:
     ) -> None:
         """Kafka's ``ConsumerGroup.validateOffsetCommit``: anyone may commit to an empty
         group without an epoch (the admin client); a transaction may commit without naming
-        a member; otherwise the member must exist, commit with v9+, at its epoch."""
+        a member; otherwise the member must exist, commit with v9+, at its epoch (a classic
+        member: with any version, at its epoch as generation, else ILLEGAL_GENERATION)."""
         if member_epoch < 0 and not group.members:
             return
         if transactional and member_epoch == -1 and not member_id and group_instance_id is None:
@@ -307,6 +496,9 @@ class ConsumerGroupCoordinator:
                 ErrorCode.unknown_member_id,
                 f"Member {member_id} is not a member of group {group.group_id}.",
             )
+        if member.uses_classic_protocol:
+            classic_members.member(group, member_id, group_instance_id, member_epoch)
+            return
         if not transactional and version < OFFSET_COMMIT_MIN_VERSION:
             raise KafkaError(
                 ErrorCode.unsupported_version,

@@ -45,6 +45,7 @@ from kafkalite.coordinator.group.consumer_member import (
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
     Assignment,
+    ClassicMemberMetadata,
     ConsumerGroupMember,
     is_subset,
 )
@@ -81,6 +82,8 @@ class HeartbeatRequest:
     """What the member says it holds; None when it did not say."""
     client_id: str = ""
     client_host: str = ""
+    classic: ClassicMemberMetadata | None = None
+    """A classic member's JoinGroup, taken as a heartbeat (``classic_members``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,6 +304,7 @@ def heartbeat(
         else member.subscribed_topic_regex,
         client_id=request.client_id,
         client_host=request.client_host,
+        classic=request.classic or member.classic,
     )
     subscription_changed = False
     if updated != member:

@@ -8,6 +8,8 @@ Kafka's record types, under the same names, as JSON (like the classic group's re
     consumer_group_partition_metadata       {group}          {"topics": {name: {"topic_id",
                                                                "partitions"}}}
     consumer_group_member_metadata          {group, member}  what the member asked for
+                                                             (a classic member: also its
+                                                             session and JoinGroup protocols)
     consumer_group_target_assignment_metadata {group}        {"assignment_epoch"}
     consumer_group_target_assignment_member {group, member}  {"partitions": {topic id: [..]}}
     consumer_group_current_member_assignment {group, member} {"member_epoch",
@@ -22,6 +24,7 @@ the order written: when it handles a heartbeat, when it loads a partition after 
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -29,6 +32,7 @@ from typing import Any
 from kafkalite.coordinator.group.consumer_group import ConsumerGroup, TopicMetadata
 from kafkalite.coordinator.group.consumer_member import (
     Assignment,
+    ClassicMemberMetadata,
     ConsumerGroupMember,
     MemberState,
     assignment,
@@ -92,6 +96,15 @@ def member_metadata_record(group_id: str, member: ConsumerGroupMember) -> GroupR
         "subscribed_topic_regex": member.subscribed_topic_regex,
         "server_assignor": member.server_assignor,
         "rebalance_timeout_ms": member.rebalance_timeout_ms,
+        "classic_member_metadata": None
+        if member.classic is None
+        else {
+            "session_timeout_ms": member.classic.session_timeout_ms,
+            "supported_protocols": [
+                {"name": name, "metadata": base64.b64encode(metadata).decode()}
+                for name, metadata in member.classic.protocols
+            ],
+        },
     }
 
 
@@ -186,7 +199,19 @@ def _replay_member_metadata(
             subscribed_topic_regex=str(value.get("subscribed_topic_regex") or ""),
             server_assignor=value.get("server_assignor"),
             rebalance_timeout_ms=int(value.get("rebalance_timeout_ms", -1)),
+            classic=_classic_metadata(value.get("classic_member_metadata")),
         )
+    )
+
+
+def _classic_metadata(value: Mapping[str, Any] | None) -> ClassicMemberMetadata | None:
+    if value is None:
+        return None
+    return ClassicMemberMetadata(
+        int(value["session_timeout_ms"]),
+        tuple(
+            (str(p["name"]), base64.b64decode(p["metadata"])) for p in value["supported_protocols"]
+        ),
     )
 
 

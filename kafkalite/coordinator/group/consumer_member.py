@@ -63,6 +63,17 @@ def is_subset(owned: Assignment | None, of: Assignment) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class ClassicMemberMetadata:
+    """A member that speaks the classic protocol (JoinGroup, SyncGroup, Heartbeat) inside a
+    consumer group (Kafka's ``ClassicMemberMetadata``): its session timeout, and the
+    protocols of its JoinGroup, kept to answer it in its own assignment format and to give
+    it back to a classic group if the group is converted back."""
+
+    session_timeout_ms: int
+    protocols: tuple[tuple[str, bytes], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ConsumerGroupMember:
     member_id: str
     member_epoch: int = 0
@@ -78,6 +89,12 @@ class ConsumerGroupMember:
     rebalance_timeout_ms: int = -1
     assigned_partitions: Assignment = field(default_factory=dict)
     partitions_pending_revocation: Assignment = field(default_factory=dict)
+    classic: ClassicMemberMetadata | None = None
+    """Set for a member of the classic protocol (upgraded with its group, or joined since)."""
+
+    @property
+    def uses_classic_protocol(self) -> bool:
+        return self.classic is not None
 
     def is_reconciled_to(self, target_epoch: int) -> bool:
         """It holds exactly the target assignment of ``target_epoch`` (Kafka's

@@ -9,12 +9,31 @@ group still consumes; and ``/state`` shows who reads what. Every version of
     version  int16
     topics   int32 count, then per topic: int16 length + UTF-8 name
              (an assignment: then int32 count of int32 partitions)
-    ...      user data, owned partitions, generation, rack: not needed here
+    ...      user data, owned partitions (v1+), generation (v2+), rack (v3)
+
+``read_subscription`` and ``write_assignment`` read and write them whole (with kio's
+schemas), for classic members inside a consumer group, whose assignment the coordinator
+computes itself.
 """
 
 from __future__ import annotations
 
+import io
 import struct
+from dataclasses import dataclass
+
+from kio.schema.consumer_protocol_assignment.v0 import data as asg_v0
+from kio.schema.consumer_protocol_assignment.v1 import data as asg_v1
+from kio.schema.consumer_protocol_assignment.v2 import data as asg_v2
+from kio.schema.consumer_protocol_assignment.v3 import data as asg_v3
+from kio.schema.consumer_protocol_subscription.v0 import data as sub_v0
+from kio.schema.consumer_protocol_subscription.v1 import data as sub_v1
+from kio.schema.consumer_protocol_subscription.v2 import data as sub_v2
+from kio.schema.consumer_protocol_subscription.v3 import data as sub_v3
+from kio.schema.types import TopicName
+from kio.serial import entity_reader, entity_writer
+from kio.serial.errors import SerialError
+from kio.static.primitive import i32
 
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
@@ -51,3 +70,59 @@ def _topics(data: bytes, with_partitions: bool) -> list[tuple[str, list[int]]]:
     except (struct.error, UnicodeDecodeError):
         return []
     return topics
+
+
+@dataclass(frozen=True, slots=True)
+class Subscription:
+    """A classic consumer's JoinGroup metadata, read whole (``ConsumerProtocolSubscription``):
+    what a consumer group needs to take the member in (KIP-848's classic members)."""
+
+    version: int
+    topics: tuple[str, ...]
+    owned_partitions: tuple[tuple[str, tuple[int, ...]], ...]
+    """What a cooperative client still holds (v1+); an eager one gave everything up."""
+    generation_id: int
+    rack_id: str | None
+
+
+_SUBSCRIPTIONS = {0: sub_v0, 1: sub_v1, 2: sub_v2, 3: sub_v3}
+_ASSIGNMENTS = {0: asg_v0, 1: asg_v1, 2: asg_v2, 3: asg_v3}
+
+
+def read_subscription(metadata: bytes) -> Subscription | None:
+    """The whole subscription, read with its version's schema (a newer version with the
+    latest known, as Kafka's ``ConsumerProtocol`` does); None if it cannot be read."""
+    try:
+        (version,) = _INT16.unpack_from(metadata)
+        schema = _SUBSCRIPTIONS[min(max(version, 0), max(_SUBSCRIPTIONS))]
+        value, _ = entity_reader(schema.ConsumerProtocolSubscription)(metadata, _INT16.size)
+    except (SerialError, ValueError, struct.error, IndexError, UnicodeDecodeError):
+        return None
+    owned = getattr(value, "owned_partitions", ())
+    return Subscription(
+        version,
+        tuple(value.topics),
+        tuple((str(tp.topic), tuple(int(p) for p in tp.partitions)) for tp in owned),
+        int(getattr(value, "generation_id", -1)),
+        getattr(value, "rack_id", None),
+    )
+
+
+def write_assignment(version: int, partitions: dict[str, list[int]]) -> bytes:
+    """A ``ConsumerProtocolAssignment`` in the version of the member's subscription (what
+    a consumer group's coordinator sends a classic member in SyncGroup)."""
+    number = min(max(version, 0), max(_ASSIGNMENTS))
+    schema = _ASSIGNMENTS[number]
+    out = io.BytesIO()
+    out.write(_INT16.pack(number))
+    entity_writer(schema.ConsumerProtocolAssignment)(
+        out,
+        schema.ConsumerProtocolAssignment(
+            assigned_partitions=tuple(
+                schema.TopicPartition(topic=TopicName(t), partitions=tuple(i32(p) for p in ps))
+                for t, ps in sorted(partitions.items())
+            ),
+            user_data=None,
+        ),
+    )
+    return out.getvalue()

@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 
 from kafkalite.coordinator.group.consumer_coordinator import (
     ConsumerGroupConfig,
@@ -22,6 +21,7 @@ from kafkalite.coordinator.group.consumer_coordinator import (
 from kafkalite.coordinator.group.consumer_group_heartbeat import TopicsView
 from kafkalite.coordinator.group.consumer_protocol import subscribed_topics
 from kafkalite.coordinator.group.group import Group, GroupState, Member
+from kafkalite.coordinator.group.join_group import JoinRequest, JoinResult
 from kafkalite.coordinator.group.metadata_manager import GroupMetadataManager
 from kafkalite.coordinator.group.offsets_log import CommittedOffset, OffsetsTopic
 from kafkalite.events import EventSink, EventType
@@ -36,33 +36,6 @@ TICK_S = 0.1
 """How often sessions and rebalance deadlines are checked while some group has members."""
 IDLE_TICK_S = 1.0
 """How often otherwise: joins wake the check at once, and so does a change of leadership."""
-
-
-@dataclass(frozen=True, slots=True)
-class JoinRequest:
-    group_id: str
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    client_host: str
-    session_timeout_ms: int
-    rebalance_timeout_ms: int
-    protocol_type: str
-    protocols: list[tuple[str, bytes]]
-    require_known_member_id: bool
-    reason: str | None = None
-    """Why the client (re)joins (JoinGroup v8+, KIP-800): logged when it starts a rebalance."""
-
-
-@dataclass(slots=True)
-class JoinResult:
-    error: ErrorCode = ErrorCode.none
-    generation_id: int = -1
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-    leader: str = ""
-    member_id: str = ""
-    members: list[tuple[str, str | None, bytes]] = field(default_factory=list)
 
 
 class GroupCoordinator:
@@ -80,7 +53,7 @@ class GroupCoordinator:
     ) -> None:
         self.manager = GroupMetadataManager(offsets, now_ms, emit, self._tombstone_soon)
         self.consumer = ConsumerGroupCoordinator(
-            self.manager, topics, consumer_config, now_ms, emit
+            self.manager, topics, consumer_config, now_ms, emit, self._end_classic_rebalance
         )
         """KIP-848 consumer groups, beside the classic ones (the same id space and log)."""
         self.now_ms = now_ms
@@ -149,8 +122,10 @@ class GroupCoordinator:
         self.wake()  # its session, and the rebalance it may start, are watched from now
         if not self.min_session_ms() <= req.session_timeout_ms <= self.max_session_ms():
             return JoinResult(ErrorCode.invalid_session_timeout)
-        if not await self.consumer.make_way_for_classic_group(req.group_id):
-            return JoinResult(ErrorCode.inconsistent_group_protocol)
+        consumer_group = self.manager.consumer_groups.get(req.group_id)
+        if consumer_group is not None and consumer_group.members:
+            return await self.consumer.classic_join(consumer_group, req)
+        await self.consumer.make_way_for_classic_group(req.group_id)
         group = self.manager.get_or_create(req.group_id)
         if not group.supports(req.protocol_type, req.protocols):
             return JoinResult(ErrorCode.inconsistent_group_protocol)
@@ -354,6 +329,12 @@ class GroupCoordinator:
         assignments: dict[str, bytes],
         group_instance_id: str | None = None,
     ) -> bytes:
+        self.check_coordinator(group_id)
+        consumer_group = self.manager.consumer_groups.get(group_id)
+        if consumer_group is not None:
+            return self.consumer.classic_sync(
+                consumer_group, member_id, group_instance_id, generation_id
+            )
         group = self._group(group_id)
         member = self._member(group, member_id, generation_id, group_instance_id)
         if group.state == GroupState.PREPARING_REBALANCE:
@@ -381,6 +362,20 @@ class GroupCoordinator:
             member.awaiting_sync = False
             self._sync_waiters.pop((group_id, member_id), None)
 
+    def _end_classic_rebalance(self, group_id: str) -> None:
+        """The classic group becomes a consumer group: the JoinGroups and SyncGroups it
+        holds get REBALANCE_IN_PROGRESS, so that their members join again, now as classic
+        members of the consumer group (Kafka's ``convertToConsumerGroup``)."""
+        for gid, member_id in [k for k in self._join_waiters if k[0] == group_id]:
+            waiter = self._join_waiters.pop((gid, member_id))
+            if not waiter.done():
+                waiter.set_result(JoinResult(ErrorCode.rebalance_in_progress, member_id=member_id))
+        for gid, member_id in [k for k in self._sync_waiters if k[0] == group_id]:
+            sync = self._sync_waiters.pop((gid, member_id))
+            if not sync.done():
+                sync.set_exception(KafkaError(ErrorCode.rebalance_in_progress))
+        self._pending_members = {k for k in self._pending_members if k[0] != group_id}
+
     def _fail_sync_waiters(self, group: Group, error: ErrorCode) -> None:
         for (gid, mid), waiter in list(self._sync_waiters.items()):
             if gid == group.group_id and not waiter.done():
@@ -394,6 +389,13 @@ class GroupCoordinator:
         member_id: str,
         group_instance_id: str | None = None,
     ) -> None:
+        self.check_coordinator(group_id)
+        consumer_group = self.manager.consumer_groups.get(group_id)
+        if consumer_group is not None:
+            self.consumer.classic_heartbeat(
+                consumer_group, member_id, group_instance_id, generation_id
+            )
+            return
         group = self._group(group_id)
         if group.is_fenced_instance(member_id, group_instance_id):
             raise KafkaError(ErrorCode.fenced_instance_id)
@@ -411,6 +413,10 @@ class GroupCoordinator:
         """LeaveGroup for ``(member_id, group_instance_id)`` pairs; a static member may be
         named by its instance id alone (an admin removing it). ``reasons`` (LeaveGroup
         v5, KIP-800) are what each client says about why it leaves, shown in the event."""
+        self.check_coordinator(group_id)
+        consumer_group = self.manager.consumer_groups.get(group_id)
+        if consumer_group is not None:
+            return self.consumer.classic_leave(consumer_group, members)
         group = self._group(group_id)
         results = []
         for index, (member_id, instance_id) in enumerate(members):

@@ -26,6 +26,7 @@ from kafkalite.coordinator.group.offsets_log import (
     decode,
     encode,
     group_record,
+    group_value,
     offset_record,
     offset_tombstone,
 )
@@ -297,14 +298,8 @@ class GroupMetadataManager:
 
     async def store_group(self, group: Group) -> None:
         partition = self.check_coordinator(group.group_id)
-        value = {
-            "protocol_type": group.protocol_type,
-            "generation": group.generation_id,
-            "protocol": group.protocol_name,
-            "leader": group.leader_id,
-            "members": sorted(group.members),
-        }
-        await self.offsets.append(partition, [group_record(group.group_id, value, self.now_ms())])
+        record = group_record(group.group_id, group_value(group), self.now_ms())
+        await self.offsets.append(partition, [record])
 
     async def delete_group(self, group_id: str) -> ErrorCode:
         """DeleteGroups: only a group without members can go; its offsets go with it."""

@@ -23,6 +23,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kafkalite.coordinator.group.group import Group
 from kafkalite.coordinator.partition_loads import LogChunk
 from kafkalite.protocol.records import Record
 
@@ -86,6 +87,17 @@ def offset_tombstone(group: str, topic: str, partition: int, now_ms: int) -> Rec
         value=None,
         timestamp=now_ms,
     )
+
+
+def group_value(group: Group) -> dict[str, Any]:
+    """What is kept of a classic group (its ``group`` record's value)."""
+    return {
+        "protocol_type": group.protocol_type,
+        "generation": group.generation_id,
+        "protocol": group.protocol_name,
+        "leader": group.leader_id,
+        "members": sorted(group.members),
+    }
 
 
 def group_record(group: str, value: dict[str, Any] | None, now_ms: int) -> Record:

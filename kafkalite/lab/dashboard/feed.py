@@ -219,6 +219,13 @@ _TEXT: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
             + (f", revoking {', '.join(e['revoking'])}" if e.get("revoking") else "")
         ),
     ),
+    E.GROUP_PROTOCOL_CHANGED: (
+        "other",
+        lambda e: (
+            f"group {e.get('group')} became a {e.get('protocol')} group at epoch "
+            f"{e.get('epoch')}, its members kept"
+        ),
+    ),
     E.STATIC_MEMBER_REJOINED: (
         "other",
         lambda e: (

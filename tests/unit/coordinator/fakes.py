@@ -6,10 +6,17 @@ control marker look to the coordinator exactly as they would in a broker's log.
 
 from __future__ import annotations
 
+import io
+import struct
 from collections.abc import Iterable
+
+from kio.schema.consumer_protocol_subscription.v0.data import ConsumerProtocolSubscription
+from kio.serial import entity_writer
 
 from kafkalite.coordinator.group.consumer_coordinator import ConsumerGroupConfig
 from kafkalite.coordinator.group.consumer_group import TopicMetadata
+from kafkalite.coordinator.group.coordinator import GroupCoordinator
+from kafkalite.coordinator.group.group_migration import MigrationPolicy
 from kafkalite.coordinator.partition_loads import LogChunk
 from kafkalite.protocol.record_batch import RecordBatchHeader, parse_header
 from kafkalite.protocol.records import Record, build_batch, decode_records
@@ -89,10 +96,52 @@ class FakeTopics:
         return next((t.name for t in self.topics.values() if t.topic_id == topic_id), None)
 
 
-def consumer_config(session_ms: int = 10_000, interval_ms: int = 1_000) -> ConsumerGroupConfig:
+def consumer_config(
+    session_ms: int = 10_000,
+    interval_ms: int = 1_000,
+    migration: MigrationPolicy = MigrationPolicy.BIDIRECTIONAL,
+) -> ConsumerGroupConfig:
     return ConsumerGroupConfig(
         session_timeout_ms=lambda group_id: session_ms,
         heartbeat_interval_ms=lambda group_id: interval_ms,
         assignors=lambda: ["uniform", "range"],
         max_size=lambda: 100,
+        migration_policy=lambda: migration,
+    )
+
+
+class Clock:
+    """Milliseconds the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 0
+
+    def __call__(self) -> int:
+        return self.now
+
+
+def subscription(*topics: str) -> bytes:
+    """A consumer's JoinGroup metadata as kafka-python writes it (v0: no owned partitions),
+    written by kio (not by the code under test)."""
+    out = io.BytesIO()
+    out.write(struct.pack(">h", 0))
+    entity_writer(ConsumerProtocolSubscription)(
+        out, ConsumerProtocolSubscription(topics=topics, user_data=None)
+    )
+    return out.getvalue()
+
+
+def consumer_coordinator(
+    topic: FakeOffsetsTopic, clock: Clock, config: ConsumerGroupConfig
+) -> GroupCoordinator:
+    """A group coordinator over ``topic``, with topic A (4 partitions) to subscribe to."""
+    return GroupCoordinator(
+        topic,
+        clock,
+        lambda *a, **k: None,
+        lambda: 0,
+        lambda: 60_000,
+        lambda: 0,
+        topics=FakeTopics(A=4),
+        consumer_config=config,
     )

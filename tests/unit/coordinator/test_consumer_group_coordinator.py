@@ -1,6 +1,7 @@
 """The consumer-group coordinator (KIP-848) with a log the test holds and a clock it moves:
 sessions and revocation deadlines fence members, a new coordinator rebuilds every group
-from the log, and classic and consumer groups share the group id space as in Kafka 4.0."""
+from the log, and classic and consumer groups share the group id space as in Kafka 4.0
+(converting a group with members: ``test_group_migration``)."""
 
 from __future__ import annotations
 
@@ -9,35 +10,24 @@ import pytest
 from kafkalite.coordinator.group.consumer_group import ConsumerGroupState
 from kafkalite.coordinator.group.consumer_group_heartbeat import HeartbeatRequest
 from kafkalite.coordinator.group.consumer_member import MemberState
-from kafkalite.coordinator.group.coordinator import GroupCoordinator, JoinRequest
+from kafkalite.coordinator.group.coordinator import GroupCoordinator
+from kafkalite.coordinator.group.join_group import JoinRequest
 from kafkalite.coordinator.group.offsets_log import CommittedOffset
 from kafkalite.protocol.errors import ErrorCode, KafkaError
-from tests.unit.coordinator.fakes import FakeOffsetsTopic, FakeTopics, consumer_config
+from tests.unit.coordinator.fakes import (
+    Clock,
+    FakeOffsetsTopic,
+    consumer_config,
+    consumer_coordinator,
+)
 
 pytestmark = [pytest.mark.unit, pytest.mark.asyncio]
 
 SESSION_MS = 10_000
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0
-
-    def __call__(self) -> int:
-        return self.now
-
-
 def make(topic: FakeOffsetsTopic, clock: Clock) -> GroupCoordinator:
-    return GroupCoordinator(
-        topic,
-        clock,
-        lambda *a, **k: None,
-        lambda: 0,
-        lambda: 60_000,
-        lambda: 0,
-        topics=FakeTopics(A=4),
-        consumer_config=consumer_config(session_ms=SESSION_MS),
-    )
+    return consumer_coordinator(topic, clock, consumer_config(session_ms=SESSION_MS))
 
 
 def owned(partitions: set[int] | None) -> dict[str, frozenset[int]] | None:
@@ -155,7 +145,9 @@ async def test_an_empty_classic_group_becomes_a_consumer_group_keeping_its_offse
     assert "g" not in reloaded.groups and "g" in reloaded.consumer.groups
 
 
-async def test_a_classic_group_with_members_stays_classic() -> None:
+async def test_a_classic_group_whose_metadata_is_not_the_consumer_protocols_stays_classic() -> None:
+    """Its members' subscriptions cannot be read: it cannot be converted (online
+    migration itself: ``test_group_migration``)."""
     c = make(FakeOffsetsTopic(), Clock())
     join = JoinRequest("g", "", None, "c", "h", 6000, 6000, "consumer", [("range", b"")], False)
     assert (await c.join(join)).error == ErrorCode.none
@@ -164,7 +156,10 @@ async def test_a_classic_group_with_members_stays_classic() -> None:
     assert refused.value.code == ErrorCode.group_id_not_found
 
 
-async def test_classic_members_join_an_empty_consumer_group_not_a_live_one() -> None:
+async def test_a_classic_member_with_unreadable_metadata_cannot_join_a_live_consumer_group() -> (
+    None
+):
+    """An empty consumer group gives way to it; a live one cannot take it in."""
     topic, clock = FakeOffsetsTopic(), Clock()
     c = make(topic, clock)
     await beat(c, "m1", 0)

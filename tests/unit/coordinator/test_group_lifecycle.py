@@ -8,37 +8,25 @@ import io
 import struct
 
 import pytest
-from kio.schema.consumer_protocol_subscription.v0.data import ConsumerProtocolSubscription
 from kio.schema.consumer_protocol_subscription.v3 import data as v3
 from kio.serial import entity_writer
 
 from kafkalite.coordinator.group.consumer_protocol import subscribed_topics
-from kafkalite.coordinator.group.coordinator import GroupCoordinator, JoinRequest, JoinResult
+from kafkalite.coordinator.group.coordinator import GroupCoordinator
 from kafkalite.coordinator.group.deletions_while_unloaded import DeletionsWhileUnloaded
 from kafkalite.coordinator.group.group import GroupState
+from kafkalite.coordinator.group.join_group import JoinRequest, JoinResult
 from kafkalite.coordinator.group.offsets_log import CommittedOffset, decode
 from kafkalite.protocol.errors import ErrorCode, KafkaError
-from tests.unit.coordinator.fakes import FakeOffsetsTopic, FakeTopics, consumer_config
+from tests.unit.coordinator.fakes import (
+    Clock,
+    FakeOffsetsTopic,
+    FakeTopics,
+    consumer_config,
+    subscription,
+)
 
 pytestmark = [pytest.mark.unit, pytest.mark.asyncio]
-
-
-def subscription(*topics: str) -> bytes:
-    """A consumer's JoinGroup metadata, written by kio (not by the code under test)."""
-    out = io.BytesIO()
-    out.write(struct.pack(">h", 0))
-    entity_writer(ConsumerProtocolSubscription)(
-        out, ConsumerProtocolSubscription(topics=topics, user_data=None)
-    )
-    return out.getvalue()
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0
-
-    def __call__(self) -> int:
-        return self.now
 
 
 def make(clock: Clock, initial_delay_ms: int = 0) -> tuple[GroupCoordinator, FakeOffsetsTopic]:

@@ -22,8 +22,9 @@ from typing import Any
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.data_plane.internal_topic import InternalTopic
 from kafkalite.broker.handler_registry import api
-from kafkalite.coordinator.group.coordinator import GroupCoordinator, JoinRequest, JoinResult
+from kafkalite.coordinator.group.coordinator import GroupCoordinator
 from kafkalite.coordinator.group.group import GroupState
+from kafkalite.coordinator.group.join_group import JoinRequest, JoinResult
 from kafkalite.coordinator.partitioning import partition_for
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.protocol.api_keys import ApiKeys
