@@ -18,6 +18,13 @@ Everything it does is a JSON line in ``--log`` (assigned, revoked, polled, proce
 committed, commit_failed, frozen): the notebook reads the log to show who processed what. A line is
 written before the step it announces only where the step itself cannot be logged after
 (``frozen``).
+
+``--protocol`` chooses the group protocol: ``classic`` (the default: kafka-python, whose
+members run JoinGroup/SyncGroup rounds and assign partitions among themselves with
+``--assignor``) or ``consumer`` (KIP-848, Kafka 4.0: a confluent-kafka consumer with
+``group.protocol=consumer``, whose partitions the coordinator assigns and moves one
+heartbeat at a time; ``--assignor`` and ``--session-timeout-ms`` are then the group's
+business, not the member's).
 """
 
 from __future__ import annotations
@@ -32,9 +39,12 @@ import signal
 import threading
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from confluent_kafka import Consumer, KafkaException, Message
+from confluent_kafka import TopicPartition as ConfluentTopicPartition
 from kafka import ConsumerRebalanceListener, KafkaConsumer, TopicPartition
 from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
 from kafka.coordinator.assignors.range import RangePartitionAssignor
@@ -48,6 +58,7 @@ applies a SyncGroup answer that arrives after the poll that sent it timed out (t
 then holds no partition and sends no heartbeat until its session ends); a poll returns as
 soon as it has records, so a long timeout costs only a slower stop."""
 COMMIT_MODES = ("after", "before", "auto", "auto-handoff")
+PROTOCOLS = ("classic", "consumer")
 ASSIGNORS = {
     "range": RangePartitionAssignor,
     "cooperative-sticky": CooperativeStickyAssignor,
@@ -70,8 +81,17 @@ class Log:
             self._file.flush()
 
 
-def _names(partitions: Iterable[TopicPartition]) -> list[int]:
+def _names(partitions: Iterable[TopicPartition | ConfluentTopicPartition]) -> list[int]:
     return sorted(tp.partition for tp in partitions)
+
+
+@dataclass(frozen=True, slots=True)
+class Polled:
+    """One record as the loop sees it, from either client."""
+
+    partition: int
+    offset: int
+    value: bytes
 
 
 class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
@@ -113,6 +133,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-poll-records", type=int, default=5)
     parser.add_argument("--instance-id", help="group.instance.id: a static member (KIP-345)")
     parser.add_argument("--assignor", choices=sorted(ASSIGNORS), default="range")
+    parser.add_argument("--protocol", choices=PROTOCOLS, default="classic")
     parser.add_argument("--session-timeout-ms", type=int, default=6000)
     parser.add_argument(
         "--freeze-before-commit",
@@ -123,12 +144,12 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-class Worker:
-    """The consume loop: poll, process, commit as ``--commit`` says, log every step."""
+class ClassicClient:
+    """kafka-python: the classic protocol (JoinGroup, SyncGroup, Heartbeat)."""
 
-    def __init__(self, args: argparse.Namespace) -> None:
-        self.args = args
-        self.log = Log(args.log, args.name)
+    commit_errors: tuple[type[Exception], ...] = (CommitFailedError, KafkaError)
+
+    def __init__(self, args: argparse.Namespace, log: Log) -> None:
         self.consumer = KafkaConsumer(
             bootstrap_servers=args.bootstrap,
             group_id=args.group,
@@ -149,12 +170,83 @@ class Worker:
         # the topic's partitions known before the first JoinGroup: a first join without them
         # assigns nothing and has to be followed by a second one at once
         self.consumer.partitions_for_topic(args.topic)
-        self.consumer.subscribe([args.topic], listener=Listener(self.log, self.consumer))
+        self.consumer.subscribe([args.topic], listener=Listener(log, self.consumer))
+
+    def poll(self) -> list[Polled]:
+        batches = self.consumer.poll(timeout_ms=POLL_TIMEOUT_MS)
+        return [Polled(r.partition, r.offset, r.value) for rs in batches.values() for r in rs]
+
+    def positions(self) -> dict[int, int]:
+        return {tp.partition: self.consumer.position(tp) for tp in self.consumer.assignment()}
+
+    def commit(self) -> None:
+        self.consumer.commit()
+
+    def close(self) -> None:
+        self.consumer.close(autocommit=False)  # a graceful stop leaves the group at once
+
+
+class ConsumerProtocolClient:
+    """confluent-kafka with ``group.protocol=consumer`` (KIP-848): its assignment comes
+    from the coordinator, partition by partition (``on_assign`` and ``on_revoke`` get
+    only what is added or taken away)."""
+
+    commit_errors: tuple[type[Exception], ...] = (KafkaException,)
+
+    def __init__(self, args: argparse.Namespace, log: Log) -> None:
+        config: dict[str, Any] = {
+            "bootstrap.servers": args.bootstrap,
+            "group.id": args.group,
+            "group.protocol": "consumer",
+            "client.id": args.name,
+            "enable.auto.commit": args.commit.startswith("auto"),
+            "auto.commit.interval.ms": 1000,
+            "auto.offset.reset": "earliest",
+            "allow.auto.create.topics": False,
+            "log_level": 3,
+        }
+        if args.instance_id:
+            config["group.instance.id"] = args.instance_id
+        self.consumer = Consumer(config)
+        self.max_records = args.max_poll_records
+        self.consumer.subscribe(
+            [args.topic],
+            on_assign=lambda _, tps: log.write("assigned", partitions=_names(tps)),
+            on_revoke=lambda _, tps: log.write("revoked", partitions=_names(tps)),
+        )
+
+    def poll(self) -> list[Polled]:
+        messages: list[Message] = self.consumer.consume(self.max_records, POLL_TIMEOUT_MS / 1000)
+        return [
+            Polled(m.partition() or 0, m.offset() or 0, m.value() or b"")
+            for m in messages
+            if m.error() is None
+        ]
+
+    def positions(self) -> dict[int, int]:
+        assigned = self.consumer.assignment()
+        return {tp.partition: tp.offset for tp in self.consumer.position(assigned)}
+
+    def commit(self) -> None:
+        self.consumer.commit(asynchronous=False)
+
+    def close(self) -> None:
+        self.consumer.close()  # leaves the group (member epoch -1) at once
+
+
+class Worker:
+    """The consume loop: poll, process, commit as ``--commit`` says, log every step."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.log = Log(args.log, args.name)
+        kind = ConsumerProtocolClient if args.protocol == "consumer" else ClassicClient
+        self.client: ClassicClient | ConsumerProtocolClient = kind(args, self.log)
         self.stopping = threading.Event()
-        self.work: queue.Queue[Any] = queue.Queue()
+        self.work: queue.Queue[Polled] = queue.Queue()
         self.commits = 0
 
-    def process(self, record: Any) -> None:
+    def process(self, record: Polled) -> None:
         time.sleep(self.args.per_record_ms / 1000)
         value = record.value.decode(errors="replace")
         self.log.write("processed", partition=record.partition, offset=record.offset, value=value)
@@ -164,12 +256,11 @@ class Worker:
         if self.commits == self.args.freeze_before_commit:
             self.log.write("frozen", pid=os.getpid())
             os.kill(os.getpid(), signal.SIGSTOP)  # resumed by SIGCONT, a pause later
-        consumer = self.consumer
-        offsets = {tp.partition: consumer.position(tp) for tp in consumer.assignment()}
+        offsets = self.client.positions()
         try:
-            consumer.commit()
+            self.client.commit()
             self.log.write("committed", offsets=offsets)
-        except (CommitFailedError, KafkaError) as error:  # the group moved on without it
+        except self.client.commit_errors as error:  # the group moved on without it
             self.log.write("commit_failed", error=type(error).__name__, message=str(error)[:200])
 
     def drain(self) -> None:
@@ -182,8 +273,7 @@ class Worker:
         if mode == "auto-handoff":
             threading.Thread(target=self.drain, name="processing", daemon=True).start()
         while not self.stopping.is_set():
-            batches = self.consumer.poll(timeout_ms=POLL_TIMEOUT_MS)
-            records = [r for rs in batches.values() for r in rs]
+            records = self.client.poll()
             if not records:
                 continue
             self.log.write("polled", records=len(records))
@@ -196,7 +286,7 @@ class Worker:
                     self.process(record)
             if mode == "after":
                 self.commit()
-        self.consumer.close(autocommit=False)  # a graceful stop leaves the group at once
+        self.client.close()
         self.log.write("closed")
 
 

@@ -596,6 +596,7 @@ class Lab:
         assignor: str = "range",
         session_timeout_ms: int = 6000,
         freeze_before_commit: int = 0,
+        protocol: str = "classic",
     ) -> GroupWorker:
         """A member of consumer group ``group`` reading ``topic``, in a process of its own
         (``kafkalite.lab.group_worker`` says what each option does), so that it can be
@@ -609,6 +610,7 @@ class Lab:
             *("--session-timeout-ms", str(session_timeout_ms)),
             *("--freeze-before-commit", str(freeze_before_commit)),
             *(("--instance-id", instance_id) if instance_id else ()),
+            *("--protocol", protocol),
         ]
         worker = GroupWorker.start(name, self._worker_logs, args)
         self._workers.append(worker)
@@ -620,6 +622,12 @@ class Lab:
         admin = AdminClient({"bootstrap.servers": self.live_bootstrap_servers(), "log_level": 0})
         views = describe_groups(admin, [group], timeout_s=10)
         return tables.members_frame(views[0] if views else None)
+
+    def group_state(self, group: str) -> pd.DataFrame:
+        """The group as its coordinator holds it now: each member's protocol and epoch
+        beside the group's, its reconciliation state and partitions (held, being given up,
+        waited for); what the dashboard's consumer groups tab shows."""
+        return tables.group_state_frame(self.status(), group)
 
     def close_clients(self) -> None:
         """Close every producer and consumer this lab made (a stuck one is abandoned), and

@@ -223,3 +223,40 @@ def members_frame(group: GroupView | None) -> pd.DataFrame:
     ]
     frame = pd.DataFrame(rows, columns=MEMBER_COLUMNS)
     return frame.sort_values("client_id").reset_index(drop=True)
+
+
+GROUP_STATE_COLUMNS = [
+    "client_id",
+    "member_protocol",
+    "group_epoch",
+    "member_epoch",
+    "state",
+    "assigned",
+    "revoking",
+    "waiting",
+]
+
+
+def group_state_frame(status: Mapping[str, Any], group: str) -> pd.DataFrame:
+    """One row per member of ``group`` as its coordinator holds it now (``/state``): the
+    protocol the member speaks, the group's epoch (a classic group's generation) beside
+    the member's, its reconciliation state (consumer groups) and its partitions: held,
+    being given up, waited for."""
+    found: Mapping[str, Any] = next(
+        (g for g in status.get("groups", []) if g["group"] == group), {"members": []}
+    )
+    rows = [
+        {
+            "client_id": m["client_id"],
+            "member_protocol": m.get("member_protocol", found["protocol"]),
+            "group_epoch": found["epoch"],
+            "member_epoch": m["member_epoch"],
+            "state": m["state"],
+            "assigned": m["assigned"],
+            "revoking": m["revoking"],
+            "waiting": m["waiting"],
+        }
+        for m in found["members"]
+    ]
+    frame = pd.DataFrame(rows, columns=GROUP_STATE_COLUMNS)
+    return frame.sort_values("client_id").reset_index(drop=True)

@@ -234,3 +234,39 @@ def test_a_group_worker_is_a_member_that_can_be_killed(
         assert list(members["client_id"]) == ["second"]
     finally:
         lab.close()
+
+
+def test_consumer_protocol_workers_scale_up_incrementally(
+    make_cluster3: Callable[..., Cluster], monkeypatch
+) -> None:
+    """Lab 06's KIP-848 members (``protocol="consumer"``, confluent-kafka): when a second
+    member joins, the first gives up only the partitions that move, and the coordinator's
+    view (``lab.group_state``) shows both at the group's epoch, speaking the consumer
+    protocol."""
+    cluster = make_cluster3()
+    monkeypatch.setenv(ENV_DIR, cluster.spec.root)
+    lab = kafkalite.lab.connect()
+    try:
+        lab.create_topic("work", 4, 3)
+        producer = lab.producer(acks="all")
+        for i in range(80):
+            producer.send("work", b"job-%d" % i, partition=i % 4)
+        producer.flush()
+        first = lab.group_worker("first", "work", "kip848", protocol="consumer")
+        lab.wait_for(lambda: first.assignment() == [0, 1, 2, 3], 60, "first to read all")
+        second = lab.group_worker("second", "work", "kip848", protocol="consumer")
+        lab.wait_for(
+            lambda: len(first.assignment()) == len(second.assignment()) == 2, 60, "two each"
+        )
+        given_up = [p for e in first.events("revoked") for p in e["partitions"]]
+        assert sorted(given_up) == sorted(set(range(4)) - set(first.assignment()))
+        lab.wait_for(
+            lambda: set(lab.group_state("kip848")["state"]) == {"STABLE"}, 30, "reconciled"
+        )
+        state = lab.group_state("kip848")
+        assert list(state["client_id"]) == ["first", "second"]
+        assert set(state["member_protocol"]) == {"consumer"}
+        assert (state["member_epoch"] == state["group_epoch"]).all()
+        lab.wait_for(lambda: len({v for w in (first, second) for v in w.processed()}) == 80, 60)
+    finally:
+        lab.close()
