@@ -28,7 +28,7 @@ from grader.runner import GradingOptions, default_search, grade
 
 LABS = ["04", "05", "06", "08"]  # the labs issue 24 measures
 BATCH_LAB = "05"  # the lab with the most crash searches
-TRIED = re.compile(r"crash points tried: (\d+) of (\d+)")
+REACHED = re.compile(r"crash points reached: (\d+) of (\d+)")
 
 
 def grade_lab(lab: str, options: GradingOptions) -> dict[str, object]:
@@ -38,12 +38,14 @@ def grade_lab(lab: str, options: GradingOptions) -> dict[str, object]:
     results = grade(assignment.test_files, assignment.master, options)
     seconds = time.monotonic() - started
     tried = possible = searches = 0
+    per_case = {}
     for name in results.test_files:
         for result in results.get_result(name).test_case_results:
-            for found in TRIED.finditer(result.message or ""):
+            for found in REACHED.finditer(result.message or ""):
                 searches += 1
                 tried += int(found.group(1))
                 possible += int(found.group(2))
+                per_case[f"{name} · {result.test_case.name}"] = f"{found[1]} of {found[2]}"
     return {
         "lab": assignment.name,
         "seconds": round(seconds, 1),
@@ -52,6 +54,7 @@ def grade_lab(lab: str, options: GradingOptions) -> dict[str, object]:
         "crash_points_tried": tried,
         "crash_points": possible,
         "share_tried": round(tried / possible, 2) if possible else None,
+        "reached_per_case": per_case,
         "load_average_1m": round(os.getloadavg()[0], 1),
     }
 

@@ -19,6 +19,10 @@ was written before it.
 When a run has more points than a search may try, the search tries one point of each kind
 of step first (each label, before and after), then the rest in a seeded random order,
 until its time is spent; the seed (printed) replays it.
+
+A search judges a crash only where it killed the run at its point (:class:`Coverage`):
+a trial whose rerun never came to the point judges an uncrashed run, and a case whose
+searches killed nothing has checked no crash at all, so it cannot pass.
 """
 
 from __future__ import annotations
@@ -97,6 +101,61 @@ def search_order(points: list[CrashPoint], seed: int, limit: int | None) -> list
     chosen = sorted(firsts.values(), key=lambda point: not point.after)
     rest = [p for p in shuffled if p not in chosen]
     return (chosen + rest)[:limit]
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """What one crash search judged: of the ``points`` the uncrashed run had, how many
+    trials killed the run at theirs (``reached``), how many reruns never came to their
+    point (``not_reached``: the run went another way, e.g. ``example``), and whether the
+    points left (neither) were left by a sample or by the time budget."""
+
+    points: int
+    reached: int
+    not_reached: int = 0
+    seed: int = 0
+    sampled: bool = False
+    example: str = ""
+    """One point a rerun never came to, described (for the feedback)."""
+
+    @property
+    def untried(self) -> int:
+        return self.points - self.reached - self.not_reached
+
+    def summary(self) -> str:
+        """One line for the feedback and the staff's table: "crash points reached: 6 of 9
+        (a seeded sample, seed 7; 1 never reached: the rerun went another way; 2 not
+        tried)"."""
+        how = f"a seeded sample, seed {self.seed}" if self.sampled else "all of them tried"
+        parts = [how]
+        if self.not_reached:
+            parts.append(f"{self.not_reached} never reached: the rerun went another way")
+        if self.untried:
+            parts.append(f"{self.untried} not tried")
+        return f"crash points reached: {self.reached} of {self.points} ({'; '.join(parts)})"
+
+    def unjudged(self) -> str | None:
+        """Why no crash was judged (the case cannot pass), in the student's terms; None
+        when at least one trial killed the run at its point and judged the restart."""
+        if self.reached:
+            return None
+        if self.points == 0:
+            return (
+                "no crash could be tried: your code took no durable step the grader can "
+                "see (no record produced, no offset committed, no file written from Python), "
+                "so what a crash does to it was never checked"
+            )
+        if self.not_reached:
+            return (
+                f"no crash could be tried: your code was rerun {self.not_reached} times on "
+                "the same input to be killed at one of the durable steps of its first run, "
+                f"and never took that step again ({self.example}); a run whose durable "
+                "steps change from one run to the next cannot be checked against a crash"
+            )
+        return (
+            "no crash could be tried: the grader ran out of time before its first crash "
+            "trial; this is the grader's fault, not yours: tell your instructor"
+        )
 
 
 class PointMatcher:

@@ -13,11 +13,13 @@ The order of one search:
    gate kills it at the trial's point; a second instance then runs in the same directory
    against the same topics to completion, as a restarted service would.
 4. A point the first instance never reached (the run went another way this time) is
-   recorded as not reached, and counts as untried.
+   recorded as not reached: that trial judged an uncrashed run, not a crash.
 
 How many points are tried is the search's :class:`~grader.student.SearchOptions`: all of
-them, or a seeded sample bounded in number and in time. The summary line says which, with
-the seed, so a sample can be replayed.
+them, or a seeded sample bounded in number and in time. The time budget ends a search only
+once it has killed a run at its point: a search that judged no crash leaves its case
+unable to pass (``grader.crash_points.Coverage``). The summary line says how many points
+were reached, of how many, with the seed, so a sample can be replayed.
 """
 
 from __future__ import annotations
@@ -28,12 +30,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grader import wire
-from grader.crash_points import CrashPoint, points_of, search_order
+from grader.crash_points import Coverage, CrashPoint, points_of, search_order
 from grader.sandbox_session import RunDir, RunResult
 from grader.session import SINK_PREFIX
 from grader.student import SearchOptions, Student, StudentError
 
 NO_CRASH = "with no crash"
+NEVER_REACHED = " (never reached: the run went another way)"
 OWN_FILES = frozenset({"request.json", "result.json", "result.json.tmp", "output.txt"})
 MAX_FILES = 50
 MAX_FILE = 4 << 20
@@ -78,13 +81,13 @@ class CrashSearch:
         return iter(self.outcomes)
 
     @property
-    def tried(self) -> int:
-        return sum(o.killed for o in self.outcomes)
-
-    @property
-    def summary(self) -> str:
-        how = f"a seeded sample (seed {self.seed})" if self.sampled else "all of them"
-        return f"crash points tried: {self.tried} of {self.points}, {how}"
+    def coverage(self) -> Coverage:
+        trials = self.outcomes[1:]
+        missed = [o.crash_point.removesuffix(NEVER_REACHED) for o in trials if not o.killed]
+        reached = len(trials) - len(missed)
+        return Coverage(
+            self.points, reached, len(missed), self.seed, self.sampled, missed[0] if missed else ""
+        )
 
 
 def once(
@@ -120,7 +123,8 @@ def search(
     points = points_of(record.steps)
     order = search_order(points, options.seed, options.limit)
     for trial, point in enumerate(order, start=1):
-        if options.budget_s is not None and time.monotonic() - started > options.budget_s:
+        spent = options.budget_s is not None and time.monotonic() - started > options.budget_s
+        if spent and any(o.killed for o in outcomes):
             break
         outcomes.append(_trial(student, driver, point, trial, trial_kwargs(trial), hint))
     sampled = len(order) < len(points) or len(outcomes) - 1 < len(order)
@@ -141,7 +145,7 @@ def _trial(
     first = student.start(driver, rundir, kwargs, watched=True)
     record = gate.close_run()
     if record.killed_at is None:
-        described = f"{point.describe()} (never reached: the run went another way)"
+        described = point.describe() + NEVER_REACHED
         return _outcome(student, described, False, kwargs, rundir, first, hint)
     at_crash = _files(rundir)
     second = student.start(driver, rundir, kwargs)

@@ -91,24 +91,27 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
 
 
 def _step(event: str, args: tuple[Any, ...]) -> None:
+    # a step's label is its kind, its file is the detail: occurrences count by label, and a
+    # temporary file's name (tempfile's, or one with the pid in it) differs in every run,
+    # so a label naming it would make the point unreachable in every rerun
     if event == "open":
         path, flags = _inside(args[0]), args[2]
         if path is None or not isinstance(flags, int) or not flags & WRITE_FLAGS:
             return
         if flags & os.O_TRUNC and not flags & os.O_EXCL:
-            _ask(f"write of {path}", "", EMPTIED, "before")
+            _ask("open() of a file for writing", path, EMPTIED, "before")
             _empty(args[0])
-            _ask(f"write of {path}", "", EMPTIED, "after")
+            _ask("open() of a file for writing", path, EMPTIED, "after")
         elif flags & os.O_APPEND:
-            _ask(f"append to {path}", "", "", "before")
+            _ask("open() of a file for appending", path, "", "before")
         else:
-            _ask(f"write to {path}", "", "", "before")
+            _ask("open() of a file for writing, not emptying it", path, "", "before")
     elif event == "os.rename":
         source, target = _inside(args[0]), _inside(args[1])
         if source is not None or target is not None:
-            _ask(f"rename of {source or args[0]} to {target or args[1]}", "", "", "before")
+            _ask("rename of a file", f"{source or args[0]} → {target or args[1]}", "", "before")
     elif (path := _inside(args[0])) is not None:
-        _ask(f"{'removal' if event == 'os.remove' else 'truncation'} of {path}", "", "", "before")
+        _ask(f"{'removal' if event == 'os.remove' else 'truncation'} of a file", path, "", "before")
 
 
 def _inside(path: Any) -> str | None:

@@ -197,6 +197,9 @@ def _run_case(
     finally:
         if lab is not None:
             lab.close_clients()
+    unjudged = [reason for search in student.searches if (reason := search.unjudged())]
+    if unjudged:  # its checks held, but on no crash: a crash-searched case cannot pass so
+        return CaseVerdict(False, _failed(unjudged[0], student, extracted))
     return CaseVerdict(True, _passed(student))
 
 
@@ -204,12 +207,13 @@ def _failed(message: str, student: Student, extracted: Extracted) -> str:
     """The case's feedback: what went wrong first (never a bare "failed"), then the crash
     searches it ran and the notes on what of the submission could not be used."""
     text = message.strip() or "a check of this case did not hold (it gave no reason)"
-    lines = [f"❌ {text}", *student.searches, *(f"note: {p}" for p in extracted.problems)]
+    searches = [search.summary() for search in student.searches]
+    lines = [f"❌ {text}", *searches, *(f"note: {p}" for p in extracted.problems)]
     return "\n".join(lines)
 
 
 def _passed(student: Student) -> str:
-    return "\n".join(["✅ passed", *student.searches])
+    return "\n".join(["✅ passed", *(search.summary() for search in student.searches)])
 
 
 def _named(case: TestCase) -> TestCase:

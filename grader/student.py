@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grader import drivers, feedback, wire
+from grader.crash_points import Coverage
 from grader.extract import Extracted
 from grader.sandbox_session import RunDir, RunResult, Session
 
@@ -47,8 +48,8 @@ class Student:
     extracted: Extracted
     time_s: float
     search: SearchOptions = field(default_factory=SearchOptions)
-    searches: list[str] = field(default_factory=list)
-    """One line per crash search this case ran (for the feedback)."""
+    searches: list[Coverage] = field(default_factory=list)
+    """What each crash search this case ran judged (for the verdict and the feedback)."""
 
     def defines(self, name: str) -> bool:
         return name in self.session.defined
@@ -110,7 +111,7 @@ class Student:
         if limit is not None and options.limit is not None:
             options = dataclasses.replace(options, limit=min(limit, options.limit))
         found = search(self, driver, prepare, kwargs, hint, options)
-        self.searches.append(found.summary)
+        self.searches.append(found.coverage)
         return found
 
     def _describe(self, driver: Callable[..., Any]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.crash_points import CrashPoint, Step, ordinal, points_of, search_order
+from grader.crash_points import Coverage, CrashPoint, Step, ordinal, points_of, search_order
 from grader.gate import StepGate
 
 pytestmark = [pytest.mark.grader, pytest.mark.unit]
@@ -72,3 +72,33 @@ def test_a_point_before_a_step_stops_the_step() -> None:
     gate.open_run(CrashPoint("sink.append()", 2), lambda: kills.append("kill"))
     assert gate.before(RUN[0]).go and gate.before(RUN[1]).go
     assert not gate.before(RUN[2]).go and kills == ["kill"]
+
+
+def test_a_search_that_killed_the_run_somewhere_judged_a_crash_and_says_how_much() -> None:
+    full = Coverage(points=9, reached=9)
+    assert full.unjudged() is None
+    assert full.summary() == "crash points reached: 9 of 9 (all of them tried)"
+    partial = Coverage(points=28, reached=1, not_reached=5, seed=7, sampled=True)
+    assert partial.unjudged() is None  # one crash judged: the case's checks decide
+    assert partial.summary() == (
+        "crash points reached: 1 of 28 (a seeded sample, seed 7; 5 never reached: the "
+        "rerun went another way; 22 not tried)"
+    )
+
+
+def test_a_search_that_killed_the_run_nowhere_cannot_pass_and_says_why() -> None:
+    missed = "killed right before your 1st rename of a file (a.tmp → a.json) (never reached)"
+    rerun_differs = Coverage(points=6, reached=0, not_reached=6, example=missed)
+    assert rerun_differs.unjudged() == (
+        "no crash could be tried: your code was rerun 6 times on the same input to be "
+        "killed at one of the durable steps of its first run, and never took that step "
+        f"again ({missed}); a run whose durable steps change from one run to the next "
+        "cannot be checked against a crash"
+    )
+    nothing_durable = Coverage(points=0, reached=0)
+    reason = nothing_durable.unjudged()
+    assert reason is not None and "took no durable step the grader can see" in reason
+    assert nothing_durable.summary() == "crash points reached: 0 of 0 (all of them tried)"
+    out_of_time = Coverage(points=4, reached=0, sampled=True)
+    reason = out_of_time.unjudged()
+    assert reason is not None and "the grader's fault, not yours" in reason
