@@ -19,6 +19,7 @@ Run: ``.venv/bin/python -m bench.dashboard``.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -38,7 +39,6 @@ from kafka import KafkaProducer
 from bench.common import (
     BESIDE_CLUSTERS,
     bench_cluster,
-    describe_or_run,
     failover_steps,
     idle_clusters_beside,
     load_average,
@@ -197,7 +197,16 @@ def kill_clicks(cluster: Cluster, page: Any, clicks: int) -> dict[str, Any]:
             KILL_AND_TIME_THE_NEW_LEADER, [topic, partition, leader, DRAWN_TIMEOUT_MS]
         )
         if took is None:
-            raise AssertionError(f"no new leader of {topic}-{partition} drawn in 30 s")
+            status = cluster.status()
+            led = [
+                p
+                for p in status["partitions"]
+                if (p["topic"], str(p["partition"])) == (topic, str(partition))
+            ]
+            raise AssertionError(
+                f"no new leader of {topic}-{partition} drawn in 30 s after a click on kill of"
+                f" broker {leader}: the cluster says {led}, brokers {cluster.broker_states()}"
+            )
         drawn.append(took)
         victim = int(leader)
         cluster.follow_other_shells()  # the kernel killed it, and recorded it
@@ -214,8 +223,16 @@ def kill_clicks(cluster: Cluster, page: Any, clicks: int) -> dict[str, Any]:
     }
 
 
-def main() -> None:
-    describe_or_run("bench.dashboard", __doc__)
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.dashboard", description=__doc__)
+    parser.add_argument("--clicks", type=int, default=KILL_CLICKS, help="kill clicks per load")
+    parser.add_argument(
+        "--beside", type=int, default=BESIDE_CLUSTERS, help="idle clusters beside (0: none)"
+    )
+    parser.add_argument(
+        "--quiet-wait-s", type=float, default=600, help="the longest wait for a quiet moment"
+    )
+    args = parser.parse_args(argv)
     results: dict[str, Any] = {"window_s": WINDOW_S, "topics": TOPICS, "partitions": TOPICS * 3}
     with bench_cluster(3) as cluster:
         _setup(cluster)
@@ -234,12 +251,13 @@ def main() -> None:
             manager.shutdown_kernel(now=True)
         clicks: dict[str, Any] = {}
         with dashboard_page(cluster) as page:
-            wait_until_quiet()
-            clicks["quiet"] = kill_clicks(cluster, page, KILL_CLICKS)
-            with idle_clusters_beside():
-                clicks[f"beside_{BESIDE_CLUSTERS}_idle_clusters"] = kill_clicks(
-                    cluster, page, KILL_CLICKS
-                )
+            wait_until_quiet(args.quiet_wait_s)
+            clicks["quiet"] = kill_clicks(cluster, page, args.clicks)
+            if args.beside:
+                with idle_clusters_beside(args.beside):
+                    clicks[f"beside_{args.beside}_idle_clusters"] = kill_clicks(
+                        cluster, page, args.clicks
+                    )
         results["kill_click_to_new_leader_drawn"] = {**clicks, "target_ms": 1500}
     results["load_average"] = [round(x, 2) for x in os.getloadavg()]
     record("dashboard", results)
