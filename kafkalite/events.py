@@ -105,8 +105,9 @@ class EventType(StrEnum):
     """A consumer group (KIP-848) has a new target ``assignment`` (member -> partitions)
     for group ``epoch``; each member moves to it at its own pace."""
     CONSUMER_GROUP_MEMBER_RECONCILED = "consumer_group_member_reconciled"
-    """A consumer group's member took a step towards its target: now at ``member_epoch``
-    in ``state``, holding ``assigned``, still giving up ``revoking``."""
+    """A consumer group's member (``client_id``, ``member``) took a step towards its
+    target: now at ``member_epoch`` in ``state``, holding ``assigned``, still giving up
+    ``revoking``."""
     GROUP_PROTOCOL_CHANGED = "group_protocol_changed"
     """A group with members changed protocols online (KIP-848's migration): a classic group
     became a consumer group when a consumer-protocol member joined (``protocol``

@@ -299,6 +299,7 @@ class ConsumerGroupCoordinator:
             self.emit(
                 EventType.CONSUMER_GROUP_MEMBER_RECONCILED,
                 group=group_id,
+                client_id=member.client_id,
                 member=member.member_id,
                 member_epoch=member.member_epoch,
                 state=member.state.value,

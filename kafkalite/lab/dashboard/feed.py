@@ -213,8 +213,8 @@ _TEXT: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
     E.CONSUMER_GROUP_MEMBER_RECONCILED: (
         "other",
         lambda e: (
-            f"group {e.get('group')}: member {e.get('member')} at epoch "
-            f"{e.get('member_epoch')} ({e.get('state')}), holds "
+            f"group {e.get('group')}: member {e.get('client_id') or e.get('member')} at "
+            f"epoch {e.get('member_epoch')} ({e.get('state')}), holds "
             f"{', '.join(e.get('assigned') or []) or 'nothing'}"
             + (f", revoking {', '.join(e['revoking'])}" if e.get("revoking") else "")
         ),
