@@ -17,7 +17,8 @@ id space: an empty group of one kind gives way to the other; a classic group wit
 becomes a consumer group when a member of the consumer protocol joins, and back when the
 last one leaves (``group_migration``, as ``group.consumer.migration.policy`` allows), and
 meanwhile its classic members are served through JoinGroup, SyncGroup and Heartbeat
-(``classic_members``), with a third timer: the rebalance timeout to rejoin once told to.
+(``classic_members``), with a third timer: the rebalance timeout to rejoin once told to,
+and to send SyncGroup once joined.
 """
 
 from __future__ import annotations
@@ -113,8 +114,10 @@ class ConsumerGroupCoordinator:
         """(group, member) -> when its session runs out."""
         self._revocations: dict[tuple[str, str], tuple[int, int]] = {}
         """(group, member) -> (the epoch it must leave, by when)."""
-        self._rejoins: dict[tuple[str, str], int] = {}
-        """(group, classic member) -> by when it must send JoinGroup, having been told to."""
+        self._classic_deadlines: dict[tuple[str, str], tuple[int, str]] = {}
+        """(group, classic member) -> by when it must send its JoinGroup (once told to
+        rejoin) or its SyncGroup (once joined), and why it is fenced if it does not:
+        Kafka's join and sync timeouts, both the member's rebalance timeout."""
         self._writes: set[asyncio.Task[None]] = set()
 
     @property
@@ -310,7 +313,7 @@ class ConsumerGroupCoordinator:
     def _forget_member(self, key: tuple[str, str]) -> None:
         self._sessions.pop(key, None)
         self._revocations.pop(key, None)
-        self._rejoins.pop(key, None)
+        self._classic_deadlines.pop(key, None)
 
     def _session_ms(self, group_id: str, member: ConsumerGroupMember) -> int:
         """A classic member keeps the session timeout of its JoinGroup."""
@@ -346,7 +349,8 @@ class ConsumerGroupCoordinator:
             return JoinResult(exc.code, member_id=member_id)
         partition = self.manager.apply(group_id, outcome.records)
         self._after(group_id, outcome)
-        self._rejoins.pop((group_id, member_id), None)
+        deadline = self.now_ms() + max(request.rebalance_timeout_ms, 0)
+        self._classic_deadlines[(group_id, member_id)] = (deadline, "did not sync in time")
         await self.manager.persist(partition, outcome.records)
         return JoinResult(
             ErrorCode.none,
@@ -360,8 +364,10 @@ class ConsumerGroupCoordinator:
     def classic_sync(
         self, group: ConsumerGroup, member_id: str, instance_id: str | None, generation_id: int
     ) -> bytes:
+        assignment = classic_members.sync(group, member_id, instance_id, generation_id, self.topics)
         self._restart_session(group.group_id, member_id)
-        return classic_members.sync(group, member_id, instance_id, generation_id, self.topics)
+        self._classic_deadlines.pop((group.group_id, member_id), None)
+        return assignment
 
     def classic_heartbeat(
         self, group: ConsumerGroup, member_id: str, instance_id: str | None, generation_id: int
@@ -372,7 +378,9 @@ class ConsumerGroupCoordinator:
         self._restart_session(group.group_id, member_id)
         if classic_members.must_rejoin(group, member):
             deadline = self.now_ms() + max(member.rebalance_timeout_ms, 0)
-            self._rejoins.setdefault((group.group_id, member_id), deadline)
+            self._classic_deadlines.setdefault(
+                (group.group_id, member_id), (deadline, "did not rejoin in time")
+            )
             raise KafkaError(ErrorCode.rebalance_in_progress)
 
     def _restart_session(self, group_id: str, member_id: str) -> None:
@@ -428,11 +436,11 @@ class ConsumerGroupCoordinator:
                     self._fence(group, member_id, "session timeout")
                 elif revocation and revocation[1] <= now and member.member_epoch == revocation[0]:
                     self._fence(group, member_id, "did not revoke its partitions in time")
-                elif self._rejoins.get(key, now + 1) <= now:
-                    self._fence(group, member_id, "did not rejoin in time")
+                elif (classic := self._classic_deadlines.get(key)) and classic[0] <= now:
+                    self._fence(group, member_id, classic[1])
                 if group_id not in self.groups:
                     break  # downgraded to a classic group
-        timed = (*self._sessions, *self._revocations, *self._rejoins)
+        timed = (*self._sessions, *self._revocations, *self._classic_deadlines)
         for key in [k for k in timed if k not in live]:
             self._forget_member(key)
 

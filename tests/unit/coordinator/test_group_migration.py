@@ -285,3 +285,22 @@ async def test_a_silent_classic_member_is_fenced_and_a_late_rejoin_is_unknown() 
     with pytest.raises(KafkaError) as gone:
         c.heartbeat("g", 1, k)
     assert gone.value.code == ErrorCode.unknown_member_id
+
+
+@pytest.mark.asyncio
+async def test_a_classic_member_that_joins_but_never_syncs_is_fenced() -> None:
+    """Kafka's sync timeout: after its JoinGroup a classic member has its rebalance timeout
+    (9 s) to send SyncGroup, heartbeats or not."""
+    clock = Clock()
+    c = make(FakeOffsetsTopic(), clock)
+    k = await classic_alone(c)
+    await consumer_beat(c, 0)
+    await classic_join(c, k)  # generation 2 now; no SyncGroup follows
+    for _ in range(2):
+        clock.now += 4_000
+        c.heartbeat("g", 2, k)  # its session goes on
+        c.tick()
+    assert k in c.consumer.groups["g"].members
+    clock.now += 1_500
+    c.tick()
+    assert k not in c.consumer.groups["g"].members
