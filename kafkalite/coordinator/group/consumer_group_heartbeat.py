@@ -230,7 +230,9 @@ def _member(
 ) -> ConsumerGroupMember:
     """The member the heartbeat is from, new when it joins. A static member rejoining
     under a new member id takes the place (and partitions) of its instance's previous
-    member, if that one left for now (Kafka's ``getOrMaybeSubscribe*ConsumerGroupMember``)."""
+    member, if that one left for now - or at once if either speaks the classic protocol,
+    whose restarted static member cannot say it left (Kafka's
+    ``getOrMaybeSubscribe*ConsumerGroupMember``)."""
     joining = request.member_epoch == 0
     if request.instance_id is None:
         member = group.members.get(request.member_id)
@@ -247,7 +249,8 @@ def _member(
     existing = group.static_member(request.instance_id)
     if existing is None:
         return group.members.get(request.member_id) or ConsumerGroupMember(request.member_id)
-    if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+    classic = request.classic is not None or existing.uses_classic_protocol
+    if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH and not classic:
         raise KafkaError(
             ErrorCode.unreleased_instance_id,
             f"Static member {request.member_id} with instance id {request.instance_id} cannot "

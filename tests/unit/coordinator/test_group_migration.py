@@ -304,3 +304,26 @@ async def test_a_classic_member_that_joins_but_never_syncs_is_fenced() -> None:
     clock.now += 1_500
     c.tick()
     assert k not in c.consumer.groups["g"].members
+
+
+@pytest.mark.asyncio
+async def test_a_restarted_static_classic_member_takes_its_place_in_a_consumer_group() -> None:
+    """KIP-345 inside a converted group: a kafka-python static member comes back under a
+    new member id with its instance id; it replaces its old self at once (a classic
+    client sends no "leaving for now"), keeps its partitions, and its old id is fenced."""
+    c = make(FakeOffsetsTopic(), Clock())
+    request = JoinRequest(
+        "g", "", "i-1", "kp", "h", 6000, 9000, "consumer", [("range", subscription("A"))], True
+    )
+    old = await c.join(request)
+    assert old.error == ErrorCode.none  # a static member needs no member id first
+    everything = write_assignment(0, {"A": [0, 1, 2, 3]})
+    await c.sync("g", 1, old.member_id, {old.member_id: everything}, "i-1")
+    await consumer_beat(c, 0)  # the upgrade: the classic group had a static member
+    back = await c.join(request)  # restarted: no member id
+    assert back.error == ErrorCode.none and back.member_id != old.member_id
+    held = partitions_of(await c.sync("g", back.generation_id, back.member_id, {}, "i-1"))
+    assert held["A"]  # its share of A, without waiting for its old self to time out
+    with pytest.raises(KafkaError) as fenced:
+        c.heartbeat("g", 1, old.member_id, "i-1")
+    assert fenced.value.code == ErrorCode.fenced_instance_id
