@@ -300,6 +300,8 @@ def _member(state: DashboardState, g: GroupView, m: GroupMember) -> str:
     static = f" (static: {escape(m.group_instance_id)})" if m.group_instance_id else ""
     seen = state.coordinated(g.group, m.member_id)
     epoch = f" · epoch {seen['member_epoch']}" if "member_epoch" in seen else ""
+    if seen.get("member_protocol") == "classic" and seen.get("state") is not None:
+        epoch += " · classic member"  # of a consumer group (KIP-848's migration)
     moving = "".join(
         f" · {verb} {escape(', '.join(seen[key]))}"
         for key, verb in (("revoking", "giving up"), ("waiting", "waiting for"))
