@@ -170,15 +170,16 @@ def _group_view(cluster: Cluster, group: str) -> dict:
     return seen
 
 
+@pytest.mark.parametrize("classic_client", ["kafka-python", "librdkafka"])
 def test_a_live_classic_group_upgrades_online_and_back(
-    cluster: Cluster, topic: str, tmp_path: Path
+    cluster: Cluster, topic: str, tmp_path: Path, classic_client: str
 ) -> None:
     """Kafka 4.0's online migration (``group.consumer.migration.policy=bidirectional``): a
-    kafka-python (classic) member holds every partition; a librdkafka member of the
-    consumer protocol joins the same group, which becomes a consumer group with both in
-    it, sharing the partitions; when it leaves, the group is classic again and the
-    kafka-python member takes everything back. Offsets committed before, during and
-    after are all kept."""
+    classic member (kafka-python, or librdkafka with the classic protocol) holds every
+    partition; a librdkafka member of the consumer protocol joins the same group, which
+    becomes a consumer group with both in it, sharing the partitions; when it leaves, the
+    group is classic again and the classic member takes everything back. Offsets
+    committed before, during and after are all kept."""
     bootstrap = cluster.bootstrap_servers
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(topic, 4, 1)])[topic].result(10)
@@ -189,7 +190,7 @@ def test_a_live_classic_group_upgrades_online_and_back(
         wait_for(lambda: min(_ends(bootstrap, topic, 4)) >= 5, 30, "5 records a partition")
         start = [ConsumerGroupTopicPartitions(group, [CTP(topic, p, 5) for p in range(4)])]
         admin.alter_consumer_group_offsets(start)[group].result(10)  # while it is empty
-        classic = Member("kafka-python", bootstrap, topic, group, tmp_path)
+        classic = Member(classic_client, bootstrap, topic, group, tmp_path)
         settle([classic], 4)
         assert _group_view(cluster, group)["protocol"] == "classic"
 
