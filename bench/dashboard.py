@@ -180,6 +180,32 @@ def is_dead(cluster: Cluster, broker_id: int) -> bool:
     return cluster.broker_states()[broker_id].value == "dead"
 
 
+def _undrawn(cluster: Cluster, page: Any, topic: str, partition: str, leader: str) -> str:
+    """What a click that drew no new leader left behind, to find out why: the cluster's
+    view of the partition, what the widget draws and says (a screenshot beside)."""
+    led = [
+        {k: p[k] for k in ("leader", "leader_epoch", "isr")}
+        for p in cluster.status()["partitions"]
+        if (p["topic"], str(p["partition"])) == (topic, str(partition))
+    ]
+    drawn = page.evaluate(
+        """([topic, partition]) => [...document.querySelectorAll('.kl-partition')]
+          .filter(p => p.dataset.topic === topic && p.dataset.partition === partition)
+          .map(p => [p.closest('.kl-live') ? 'live' : 'not live', p.dataset.leader])""",
+        [topic, partition],
+    )
+    cards = page.evaluate(
+        "() => [...document.querySelectorAll('.kl-broker')].map(c => c.dataset.state)"
+    )
+    shot = Path(tempfile.gettempdir()) / "kafkalite-bench-dashboard-undrawn-click.png"
+    page.screenshot(path=str(shot))
+    return (
+        f"no new leader of {topic}-{partition} drawn in 30 s after a click on kill of broker"
+        f" {leader}: the cluster says {led} with brokers {cluster.broker_states()}; the page"
+        f" draws {drawn}, cards {cards} ({shot})"
+    )
+
+
 def kill_clicks(cluster: Cluster, page: Any, clicks: int) -> dict[str, Any]:
     """``clicks`` times: kill a partition's leader from its card; ms until the new leader
     is drawn, and where that time went (the cluster's events: the fence, the new leader's
@@ -197,16 +223,7 @@ def kill_clicks(cluster: Cluster, page: Any, clicks: int) -> dict[str, Any]:
             KILL_AND_TIME_THE_NEW_LEADER, [topic, partition, leader, DRAWN_TIMEOUT_MS]
         )
         if took is None:
-            status = cluster.status()
-            led = [
-                p
-                for p in status["partitions"]
-                if (p["topic"], str(p["partition"])) == (topic, str(partition))
-            ]
-            raise AssertionError(
-                f"no new leader of {topic}-{partition} drawn in 30 s after a click on kill of"
-                f" broker {leader}: the cluster says {led}, brokers {cluster.broker_states()}"
-            )
+            raise AssertionError(_undrawn(cluster, page, topic, partition, leader))
         drawn.append(took)
         victim = int(leader)
         cluster.follow_other_shells()  # the kernel killed it, and recorded it
