@@ -22,9 +22,13 @@ from confluent_kafka.admin import (
     NewTopic,
 )
 from kafka import KafkaConsumer, TopicPartition
+from kio.schema.consumer_group_describe.v1.request import ConsumerGroupDescribeRequest
+from kio.schema.find_coordinator.v6.request import FindCoordinatorRequest
 
+from kafkalite.broker.data_plane.handlers.consumer_groups import CLASSIC_MEMBER, CONSUMER_MEMBER
 from kafkalite.cluster import Cluster
 from tests.support.group_members import Member, group_events, settle
+from tests.support.raw import RawConnection
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow, pytest.mark.xdist_group("heavy")]
@@ -170,6 +174,19 @@ def _group_view(cluster: Cluster, group: str) -> dict:
     return seen
 
 
+def _member_types(bootstrap: str, group: str) -> list[int]:
+    """ConsumerGroupDescribe v1's member types, asked of the group's coordinator."""
+    with RawConnection(bootstrap) as conn:
+        found = conn.request(FindCoordinatorRequest(key_type=0, coordinator_keys=(group,)))
+    (coordinator,) = found.coordinators
+    with RawConnection(f"{coordinator.host}:{coordinator.port}") as conn:
+        request = ConsumerGroupDescribeRequest(
+            group_ids=(group,), include_authorized_operations=False
+        )
+        described = conn.request(request)
+    return [int(m.member_type) for m in described.groups[0].members]
+
+
 @pytest.mark.parametrize("classic_client", ["kafka-python", "librdkafka"])
 def test_a_live_classic_group_upgrades_online_and_back(
     cluster: Cluster, topic: str, tmp_path: Path, classic_client: str
@@ -199,6 +216,7 @@ def test_a_live_classic_group_upgrades_online_and_back(
         seen = _group_view(cluster, group)
         assert (seen["protocol"], seen["state"]) == ("consumer", "Stable")
         assert sorted(m["member_protocol"] for m in seen["members"]) == ["classic", "consumer"]
+        assert sorted(_member_types(bootstrap, group)) == [CLASSIC_MEMBER, CONSUMER_MEMBER]
         modern_held = modern.assigned
         wait_for(
             lambda: all(_committed(admin, group, topic, 4)[p] > 5 for p in modern_held),

@@ -16,14 +16,19 @@ from typing import Any
 from kafkalite.broker.context import RequestContext
 from kafkalite.broker.handler_registry import api
 from kafkalite.coordinator.group.consumer_group_heartbeat import HeartbeatRequest
-from kafkalite.coordinator.group.consumer_member import Assignment, assignment
+from kafkalite.coordinator.group.consumer_member import (
+    Assignment,
+    ConsumerGroupMember,
+    assignment,
+)
 from kafkalite.coordinator.group.coordinator import GroupCoordinator
 from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.codec import millis
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
-CONSUMER_MEMBER = 1
-"""ConsumerGroupDescribe v1's member type of a member using the consumer protocol."""
+CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1
+"""ConsumerGroupDescribe v1's member types: a classic member of the group (KIP-848's
+migration), a member of the consumer protocol."""
 
 
 class ConsumerGroupApis:
@@ -108,7 +113,11 @@ class ConsumerGroupApis:
                 )
             )
 
-        member_type = {"member_type": CONSUMER_MEMBER} if ctx.version >= 1 else {}
+        def member_type(m: ConsumerGroupMember) -> dict[str, int]:
+            if ctx.version < 1:
+                return {}
+            return {"member_type": CLASSIC_MEMBER if m.uses_classic_protocol else CONSUMER_MEMBER}
+
         return s.DescribedGroup(
             error_code=ErrorCode.none,
             group_id=group_id,
@@ -128,7 +137,7 @@ class ConsumerGroupApis:
                     subscribed_topic_regex=m.subscribed_topic_regex or None,
                     assignment=described(m.assigned_partitions),
                     target_assignment=described(group.target_of(m.member_id)),
-                    **member_type,
+                    **member_type(m),
                 )
                 for m in group.members.values()
             ),
