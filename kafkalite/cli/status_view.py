@@ -205,11 +205,18 @@ def groups_table(groups: list[dict[str, Any]]) -> Table:
                 g["protocol"] if first else "",
                 g["state"] if first else "",
                 epoch if first else "",
-                m["client_id"] + (f" ({m['instance_id']})" if m.get("instance_id") else ""),
+                m["client_id"]
+                + (f" ({m['instance_id']})" if m.get("instance_id") else "")
+                + (" · classic" if _classic_in_consumer_group(g, m) else ""),
                 str(m["member_epoch"]),
                 member_reads(m),
             )
     return table
+
+
+def _classic_in_consumer_group(group: dict[str, Any], member: dict[str, Any]) -> bool:
+    """A classic member of a consumer group (KIP-848's online migration)."""
+    return group["protocol"] == "consumer" and member.get("member_protocol") == "classic"
 
 
 def member_reads(member: dict[str, Any]) -> str:

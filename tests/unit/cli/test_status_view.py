@@ -212,3 +212,11 @@ def test_groups_show_protocol_epochs_and_a_rebalance_in_flight(width: int) -> No
 def test_groups_without_members_are_not_drawn() -> None:
     empty = {**rebalancing_groups()[0], "members": []}
     assert "consumer groups" not in rendered({**snapshot([]), "groups": [empty]})
+
+
+def test_a_consumer_groups_classic_members_are_marked() -> None:
+    """KIP-848's online migration: a kafka-python member of a consumer group."""
+    shipping = rebalancing_groups()[1]
+    members = [{**shipping["members"][0], "client_id": "kp-a", "member_protocol": "classic"}]
+    text = rendered({**snapshot([]), "groups": [{**shipping, "members": members}]})
+    assert "kp-a · classic" in " ".join(text.split())
