@@ -48,6 +48,7 @@ from kafkalite.broker.metadata_publisher import MetadataPublisher
 from kafkalite.broker.server import KafkaServer
 from kafkalite.controller.controller_image import ControllerImage
 from kafkalite.coordinator.group.coordinator import GroupCoordinator
+from kafkalite.coordinator.group.group_migration import MigrationPolicy
 from kafkalite.coordinator.transaction.coordinator import TransactionConfig, TransactionCoordinator
 from kafkalite.events import EventType
 from kafkalite.metadata.config_defs import BROKER_CONFIGS, InvalidConfigError
@@ -90,11 +91,13 @@ class BrokerConfig:
     overrides: dict[str, str] = field(default_factory=dict)
     rack: str | None = None
 
+    def static(self, name: str) -> str:
+        """A setting read once at start-up: the override, else the lab default."""
+        return self.overrides.get(name, BROKER_CONFIGS[name].default)
+
     def static_int(self, name: str) -> int:
-        """A whole-number setting read once at start-up: the override, else the lab
-        default (typed by its definition)."""
-        definition = BROKER_CONFIGS[name]
-        return definition.as_int(self.overrides.get(name, definition.default))
+        """A whole-number setting read once at start-up, typed by its definition."""
+        return BROKER_CONFIGS[name].as_int(self.static(name))
 
 
 HALT_EXIT_CODE = 70  # EX_SOFTWARE: the broker stopped itself after an internal failure
@@ -252,7 +255,9 @@ class Broker:
             lambda: image.broker_int("group.max.session.timeout.ms"),
             lambda: image.broker_int("group.initial.rebalance.delay.ms"),
             topics=ImageTopics(image),
-            consumer_config=consumer_group_config(image),
+            consumer_config=consumer_group_config(
+                image, MigrationPolicy(self.config.static("group.consumer.migration.policy"))
+            ),
         )
 
     def _make_txn_coordinator(self) -> TransactionCoordinator:

@@ -28,6 +28,7 @@ from kio.schema.find_coordinator.v6.request import FindCoordinatorRequest
 from kafkalite.broker.data_plane.handlers.consumer_groups import CLASSIC_MEMBER, CONSUMER_MEMBER
 from kafkalite.cluster import Cluster
 from tests.support.group_members import Member, group_events, settle
+from tests.support.ports import free_base_port
 from tests.support.raw import RawConnection
 from tests.support.waiting import wait_for
 
@@ -239,6 +240,38 @@ def test_a_live_classic_group_upgrades_online_and_back(
     ]
     assert changes == ["consumer", "classic"]
     classic.leave()
+
+
+def test_with_migration_disabled_a_live_classic_group_stays_classic(
+    tmp_path: Path, topic: str
+) -> None:
+    """``group.consumer.migration.policy=disabled``: the consumer-protocol member's
+    heartbeat gets GROUP_ID_NOT_FOUND, the broker logs why, and the classic member keeps
+    every partition."""
+    cluster = Cluster.up(
+        tmp_path / "cluster",
+        brokers=1,
+        base_port=free_base_port(1),
+        configs={"group.consumer.migration.policy": "disabled"},
+    )
+    try:
+        bootstrap = cluster.bootstrap_servers
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(10)
+        group = f"kept-{topic}"
+        classic = Member("kafka-python", bootstrap, topic, group, tmp_path)
+        settle([classic], 2)
+        modern = Member(CONSUMER, bootstrap, topic, group, tmp_path)
+        log = Path(cluster.spec.brokers[0].data_dir) / "broker.log"
+        refused = f"group {group}: cannot upgrade the classic group to a consumer group"
+        wait_for(lambda: refused in log.read_text(), 30, "the refusal in broker.log")
+        assert "online upgrade is disabled" in log.read_text()
+        assert _group_view(cluster, group)["protocol"] == "classic"
+        assert classic.assigned == {0, 1} and modern.assigned == set()
+        modern.leave()
+        classic.leave()
+    finally:
+        cluster.down()
 
 
 def _consume(consumer: Consumer, count: int) -> list[bytes]:

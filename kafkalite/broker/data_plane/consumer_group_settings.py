@@ -30,7 +30,11 @@ class ImageTopics:
         return None if topic is None else topic.name
 
 
-def consumer_group_config(image: MetadataImage) -> ConsumerGroupConfig:
+def consumer_group_config(
+    image: MetadataImage, migration_policy: MigrationPolicy
+) -> ConsumerGroupConfig:
+    """``migration_policy`` is read at start-up (read-only in Kafka as here)."""
+
     def group_setting(group_id: str, name: str, broker_name: str) -> int:
         own = image.group_configs.get(group_id, {}).get(name)
         return int(own) if own is not None else image.broker_int(broker_name)
@@ -48,7 +52,5 @@ def consumer_group_config(image: MetadataImage) -> ConsumerGroupConfig:
             if a.strip()
         ],
         max_size=lambda: image.broker_int("group.consumer.max.size"),
-        migration_policy=lambda: MigrationPolicy(
-            image.broker_config("group.consumer.migration.policy")
-        ),
+        migration_policy=lambda: migration_policy,
     )
