@@ -505,16 +505,9 @@ class ConsumerGroupCoordinator:
                 ErrorCode.unknown_member_id,
                 f"Member {member_id} is not a member of group {group.group_id}.",
             )
-        if member.uses_classic_protocol:
-            classic_members.member(group, member_id, group_instance_id, member_epoch)
-            return
-        if not transactional and version < OFFSET_COMMIT_MIN_VERSION:
-            raise KafkaError(
-                ErrorCode.unsupported_version,
-                "OffsetCommit version 9 or above must be used by members using the modern "
-                "group protocol",
-            )
-        _check_member_epoch(member_epoch, member.member_epoch)
+        if not transactional and not member.uses_classic_protocol:
+            _check_commit_version(version)
+        _check_member_epoch(member_epoch, member)
 
     def validate_fetch(
         self, group: ConsumerGroup, member_id: str | None, member_epoch: int
@@ -529,7 +522,7 @@ class ConsumerGroupCoordinator:
                 ErrorCode.unknown_member_id,
                 f"Member {member_id} is not a member of group {group.group_id}.",
             )
-        _check_member_epoch(member_epoch, member.member_epoch)
+        _check_member_epoch(member_epoch, member)
 
     def describe_names(self, partitions: Assignment) -> Iterable[tuple[str, str, list[int]]]:
         """(topic id, name, partitions) of an assignment, for ConsumerGroupDescribe."""
@@ -537,10 +530,27 @@ class ConsumerGroupCoordinator:
             yield topic_id, self.topics.topic_name(topic_id) or "", sorted(ps)
 
 
-def _check_member_epoch(received: int, expected: int) -> None:
-    if received != expected:
+def _check_commit_version(version: int) -> None:
+    if version < OFFSET_COMMIT_MIN_VERSION:
         raise KafkaError(
-            ErrorCode.stale_member_epoch,
-            f"The received member epoch {received} does not match the expected member epoch "
-            f"{expected}.",
+            ErrorCode.unsupported_version,
+            "OffsetCommit version 9 or above must be used by members using the modern "
+            "group protocol",
         )
+
+
+def _check_member_epoch(received: int, member: ConsumerGroupMember) -> None:
+    """Kafka's ``validateMemberEpoch``: a classic member's epoch is its generation."""
+    if received == member.member_epoch:
+        return
+    if member.uses_classic_protocol:
+        raise KafkaError(
+            ErrorCode.illegal_generation,
+            f"The received generation id {received} does not match the expected "
+            f"generation id {member.member_epoch}.",
+        )
+    raise KafkaError(
+        ErrorCode.stale_member_epoch,
+        f"The received member epoch {received} does not match the expected member epoch "
+        f"{member.member_epoch}.",
+    )

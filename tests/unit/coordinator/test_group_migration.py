@@ -327,3 +327,21 @@ async def test_a_restarted_static_classic_member_takes_its_place_in_a_consumer_g
     with pytest.raises(KafkaError) as fenced:
         c.heartbeat("g", 1, old.member_id, "i-1")
     assert fenced.value.code == ErrorCode.fenced_instance_id
+
+
+@pytest.mark.asyncio
+async def test_a_classic_members_old_generation_is_illegal_not_stale() -> None:
+    """Kafka's ``validateMemberEpoch``: a classic member at another generation gets
+    ILLEGAL_GENERATION (what its client understands), a consumer-protocol member at
+    another epoch STALE_MEMBER_EPOCH; for OffsetFetch as for OffsetCommit."""
+    c = make(FakeOffsetsTopic(), Clock())
+    k = await classic_alone(c)
+    await consumer_beat(c, 0)
+    group = c.consumer.groups["g"]
+    for member_id, error in (
+        (k, ErrorCode.illegal_generation),
+        ("c", ErrorCode.stale_member_epoch),
+    ):
+        with pytest.raises(KafkaError) as refused:
+            c.consumer.validate_fetch(group, member_id, 7)
+        assert refused.value.code == error
