@@ -70,9 +70,13 @@ class CheckResult:
         return {NAMES.get(k, k): n for k, n in self.report.counts.items()}
 
     def verdict(self) -> str:
+        """One line: what was checked and what was found. Reads are named only when the
+        history has some: a check of writes against the final log (or a pipeline's
+        output) read nothing through a consumer, and "0 read" on a projector looked like
+        a checker that had read nothing at all."""
         found = ", ".join(f"{n} {name}" for name, n in self.counts.items() if n)
-        head = f"{self.report.acked} acknowledged, {self.report.read} read: "
-        return head + (found if found else "no anomaly")
+        reads = f", {self.report.read} read" if self.report.read else ""
+        return f"{self.report.acked} acknowledged{reads}: " + (found if found else "no anomaly")
 
     def _more(self) -> str:
         hidden = len(self.table) - SHOWN

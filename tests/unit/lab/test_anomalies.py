@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkalite.checker import Ack, Send, check
+from kafkalite.checker import Ack, Poll, Send, check
 from kafkalite.lab.anomalies import lost_values, output_as_log, result_of
 
 pytestmark = pytest.mark.unit
@@ -21,14 +21,20 @@ def test_each_anomaly_is_a_row_with_its_plain_name_and_meaning():
     assert not result.valid
     assert result.counts["lost"] == 1 and result.counts["duplicated"] == 1
     assert "not in the final log" in result.table.set_index("anomaly").loc["lost", "meaning"]
-    assert result.verdict().startswith("3 acknowledged, 0 read: 1 lost")
+    assert result.verdict().startswith("3 acknowledged: 1 lost")
     assert "<table" in result._repr_html_()
 
 
 def test_a_clean_run_says_so():
     result = result_of(check([Ack(P, b"a", 0)], [], [], {P: {0: b"a"}}))
     assert result.valid and result.table.empty
-    assert repr(result) == "1 acknowledged, 0 read: no anomaly"
+    assert repr(result) == "1 acknowledged: no anomaly"
+
+
+def test_reads_are_named_when_the_history_has_some():
+    reads = [Poll("reader", P, ((0, b"a"),))]
+    result = result_of(check([Ack(P, b"a", 0)], reads, [], {P: {0: b"a"}}))
+    assert result.verdict() == "1 acknowledged, 1 read: no anomaly"
 
 
 def test_a_consumers_output_missing_a_record_lost_it_and_repeating_one_duplicated_it():
