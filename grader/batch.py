@@ -59,6 +59,9 @@ def grade_all(
         except (SubmissionError, ClusterError) as exc:
             row.error = str(exc)
             return row
+        except Exception as exc:  # the grader broke on this one: say so, grade the others
+            row.error = f"grading broke: {type(exc).__name__}: {exc}"
+            return row
         row.score, row.possible = results.total, results.possible
         row.questions = {name: results.get_result(name).score for name in results.test_files}
         if results_dir is not None:

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.extract import extract
+from grader.extract import extract, parse
 
 
 class SubmissionError(Exception):
@@ -87,7 +87,7 @@ def _names_lab(p: Path, lab: str) -> bool:
 
 def _exercises_defined(p: Path, exercises: frozenset[str]) -> int:
     try:
-        tree = ast.parse(extract(p).source)
+        tree = parse(extract(p).source)
     except SyntaxError:
         return 0
     defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
