@@ -24,7 +24,7 @@ from html import escape
 import ipywidgets as w
 
 from kafkalite.demo import words
-from kafkalite.demo.catalog import SCENARIOS, scenario_info
+from kafkalite.demo.catalog import SCENARIOS, ScenarioInfo, scenario_info
 from kafkalite.demo.keys import KeyListener
 from kafkalite.demo.scenario import Scenario
 from kafkalite.demo.scenarios import scenario_class
@@ -214,37 +214,53 @@ class Presenter:
                 widget.value = html
 
     def _draw(self) -> None:
+        """Draw the stepper's state. The browser applies the widgets' changes in the order
+        they are made, so what leaves the screen goes first (no frame shows the dashboard
+        and the closing figure at once, past the projector's edges), then what comes, and
+        the state element (``kl-demo-state``: the step and its phase, what a test waits
+        for) last: once it says "ready", everything of that step is drawn."""
         stepper, scenario = self.stepper, self.scenario
         if stepper is None or scenario is None:
             return
         info = scenario.info
-        self.head.value = self._state_element(stepper, info.slug)
-        step, outcome = stepper.step, stepper.outcome
-        if stepper.phase == Phase.SETTING_UP:
-            self.say.value = escape(f"Setting up: {info.title}…")
-            self._show(Outcome("Every broker back, healed and in sync; the topics created."))
-        elif stepper.phase == Phase.RUNNING and stepper.running is not None:
-            self.say.value = escape(stepper.running.say)
-            self._show(Outcome("running on the cluster…"))
-        elif step is None:
-            self.say.value = escape(info.title)
-            self._show(Outcome(f"{info.summary}. ({info.lecture}.) Press → to start."))
-        else:
-            ask = '<span class="kl-ask">Ask the class:</span>' if step.question else ""
-            self.say.value = ask + escape(step.say)
-            self._show(outcome or Outcome())
+        step = stepper.step
+        say, shown = self._said(stepper, info)
+        blind = self._blind()
+        visible = {self.picture: not blind and shown.figure_png is None, self.table: blind}
+        for widget, on in visible.items():
+            if not on:
+                widget.layout.display = "none"
+        self.say.value = say
+        self._show(shown)
         if step is not None and step.question and stepper.phase == Phase.READY:
             self.say.add_class("kl-question")
         else:
             self.say.remove_class("kl-question")
         if stepper.phase == Phase.FAILED:
             self.outcome.value += f'<div class="kl-error">{escape(stepper.error or "")}</div>'
-        blind = self._blind()
-        ending = self.figure.layout.display != "none"
-        self.picture.layout.display = "none" if blind or ending else ""
-        self.table.layout.display = "" if blind else "none"
+        for widget, on in visible.items():
+            if on:
+                widget.layout.display = ""
         if self.dashboard.state is not None:
             self._on_state(self.dashboard.state)
+        self.head.value = self._state_element(stepper, info.slug)
+
+    @staticmethod
+    def _said(stepper: Stepper, info: ScenarioInfo) -> tuple[str, Outcome]:
+        """The headline (HTML) and the outcome to show for the stepper's state."""
+        step = stepper.step
+        if stepper.phase == Phase.SETTING_UP:
+            return escape(f"Setting up: {info.title}…"), Outcome(
+                "Every broker back, healed and in sync; the topics created."
+            )
+        if stepper.phase == Phase.RUNNING and stepper.running is not None:
+            return escape(stepper.running.say), Outcome("running on the cluster…")
+        if step is None:
+            return escape(info.title), Outcome(
+                f"{info.summary}. ({info.lecture}.) Press → to start."
+            )
+        ask = '<span class="kl-ask">Ask the class:</span>' if step.question else ""
+        return ask + escape(step.say), stepper.outcome or Outcome()
 
     def _show(self, outcome: Outcome) -> None:
         html = escape(outcome.text)
