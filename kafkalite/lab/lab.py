@@ -243,18 +243,17 @@ class Lab:
         """Each consumer group's committed offsets, and its lag behind the high watermark."""
         return tables.groups_frame(self._committed_offsets(), self.status())
 
+    def committed_offsets(self, group: str, topic: str) -> dict[int, int]:
+        """``group``'s committed offsets of ``topic``'s partitions, as its coordinator holds
+        them: where a member that takes a partition over starts reading."""
+        with self.admin() as admin:
+            offsets = _group_offsets(admin, group)
+        return {partition: o for (name, partition), o in offsets.items() if name == topic}
+
     def _committed_offsets(self) -> dict[str, dict[tuple[str, int], int]]:
         with self.admin() as admin:
             names = [g["group_id"] for g in admin.list_groups()]
-            committed: dict[str, dict[tuple[str, int], int]] = {}
-            for name in names:
-                offsets = admin.list_group_offsets(name).get(name, {})
-                committed[name] = {
-                    (tp.topic, tp.partition): meta.offset
-                    for tp, meta in offsets.items()
-                    if meta.offset >= 0
-                }
-        return committed
+            return {name: _group_offsets(admin, name) for name in names}
 
     def read(self, topic: str, partition: int = 0) -> list[bytes]:
         """What a consumer can read of the partition now: every value from the log start
@@ -680,3 +679,9 @@ class Lab:
 
     def close(self) -> None:
         self.close_clients()
+
+
+def _group_offsets(admin: KafkaAdminClient, group: str) -> dict[tuple[str, int], int]:
+    """A group's committed offsets by (topic, partition); partitions without one left out."""
+    offsets = admin.list_group_offsets(group).get(group, {})
+    return {(tp.topic, tp.partition): m.offset for tp, m in offsets.items() if m.offset >= 0}

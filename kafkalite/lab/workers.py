@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,8 +85,18 @@ class GroupWorker:
                 owned |= set(e["partitions"])
         return sorted(owned)
 
-    def uncommitted(self) -> list[str]:
-        """What it processed after its last successful commit (lost with it if it dies)."""
+    def uncommitted(self, committed: Mapping[int, int] | None = None) -> list[str]:
+        """What it processed that the group has not committed: what a replacement
+        processes again if it dies. ``committed``: the group's committed offsets by
+        partition as the coordinator holds them (``lab.committed_offsets(group, topic)``),
+        the truth once it is dead, since a commit may succeed and the process die before
+        logging it. Without them: what its own log shows after its last logged commit."""
+        if committed is not None:
+            return [
+                e["value"]
+                for e in self.events("processed")
+                if e["offset"] >= committed.get(e["partition"], 0)
+            ]
         events = self.events()
         last = max((i for i, e in enumerate(events) if e["event"] == "committed"), default=-1)
         return [e["value"] for e in events[last + 1 :] if e["event"] == "processed"]
