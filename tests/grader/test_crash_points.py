@@ -53,6 +53,18 @@ def test_a_search_tries_every_point_in_order_or_a_seeded_sample_of_every_kind() 
     assert sample != search_order(points, seed=2, limit=5)
 
 
+def test_a_short_search_asks_right_after_a_commit_first_whatever_the_seed() -> None:
+    """Lab 09's Spark trials are few (2): which two kinds a seed drew decided whether a
+    restart that forgot its checkpoint was caught, only right after a transaction's end."""
+    steps = [Step("transactional write", f"{n} records", HEARD) for n in range(1, 6)]
+    steps.append(Step("producer.send_offsets_to_transaction() (sending the offsets)", "", HEARD))
+    steps.append(Step("producer.commit_transaction()", "", HEARD))
+    points = points_of(steps * 3)
+    for seed in range(20):
+        first = search_order(points, seed=seed, limit=2)[0]
+        assert (first.label, bool(first.after)) == ("producer.commit_transaction()", True)
+
+
 def test_the_gate_kills_at_the_point_and_refuses_everything_after() -> None:
     gate, kills = StepGate(), []
     point = points_of(RUN)[2]  # right after the 1st commit
