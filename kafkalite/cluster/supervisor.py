@@ -7,8 +7,9 @@ verbs are the backend's, recorded in ``cluster.json`` so another shell sees them
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Self
@@ -19,6 +20,7 @@ from kafkalite.cluster.introspection_http import HTTP_TIMEOUT_S, fetch_json
 from kafkalite.cluster.local import LocalProcessBackend
 from kafkalite.cluster.snapshot import merge_status
 from kafkalite.cluster.spec import SPEC_FILE, BrokerSpec, ClusterError, ClusterSpec, check_port_free
+from kafkalite.cluster.verb_lock import cluster_lock
 from kafkalite.metadata.config_defs import InvalidConfigError, validate_broker_configs
 
 
@@ -104,11 +106,19 @@ class Cluster:
         """Stop every broker at once (each does a controlled shutdown; one that had to be
         killed reads as dead afterwards), including those another shell started since
         this object was made (``kafkalite start 2`` in a terminal): left out, they ran on."""
-        self.follow_other_shells()
-        with ThreadPoolExecutor(max_workers=len(self.spec.brokers)) as pool:
-            list(pool.map(self.backend.stop, self.spec.brokers))
-        self.backend.stop_network(self.spec)
-        self.spec.save()
+        with self._verb():
+            with ThreadPoolExecutor(max_workers=len(self.spec.brokers)) as pool:
+                list(pool.map(self.backend.stop, self.spec.brokers))
+            self.backend.stop_network(self.spec)
+
+    @contextlib.contextmanager
+    def _verb(self) -> Iterator[None]:
+        """Act on the cluster as the other shells left it, and record the result for them
+        (``verb_lock``): one verb at a time, each on what the one before it wrote."""
+        with cluster_lock(Path(self.spec.root)):
+            self.follow_other_shells(force=True)
+            yield
+            self.spec.save()
 
     @property
     def bootstrap_servers(self) -> str:
@@ -123,9 +133,9 @@ class Cluster:
     # ---- faults --------------------------------------------------------------------
 
     def _apply(self, broker_id: int, verb: str) -> BrokerSpec:
-        broker = self.spec.broker(broker_id)
-        getattr(self.backend, verb)(broker)
-        self.spec.save()
+        with self._verb():
+            broker = self.spec.broker(broker_id)
+            getattr(self.backend, verb)(broker)
         return broker
 
     def kill(self, broker_id: int) -> None:
@@ -168,32 +178,36 @@ class Cluster:
         self.backend.slow(self.spec, broker_id, delay_ms)
 
     def start(self, broker_id: int, wait: bool = True) -> None:
-        broker = self.spec.broker(broker_id)
-        if self.backend.state(broker) in (BrokerState.RUNNING, BrokerState.PAUSED):
-            raise ClusterError(f"broker {broker_id} is already running")
-        self.backend.start(broker, self.spec.broker_configs(broker_id))
-        self.spec.save()
+        with self._verb():
+            broker = self.spec.broker(broker_id)
+            if self.backend.state(broker) in (BrokerState.RUNNING, BrokerState.PAUSED):
+                raise ClusterError(f"broker {broker_id} is already running")
+            self.backend.start(broker, self.spec.broker_configs(broker_id))
         if wait:
             self.wait_ready(broker_id)
 
     def restart(self, broker_id: int, wait: bool = True) -> None:
-        broker = self.spec.broker(broker_id)
-        if self.backend.state(broker) in (BrokerState.RUNNING, BrokerState.PAUSED):
-            self.backend.stop(broker)
-        self.start(broker_id, wait)
+        with self._verb():
+            broker = self.spec.broker(broker_id)
+            if self.backend.state(broker) in (BrokerState.RUNNING, BrokerState.PAUSED):
+                self.backend.stop(broker)
+            self.backend.start(broker, self.spec.broker_configs(broker_id))
+        if wait:
+            self.wait_ready(broker_id)
 
     # ---- seeing inside -------------------------------------------------------------
 
-    def follow_other_shells(self) -> None:
+    def follow_other_shells(self, force: bool = False) -> None:
         """Take the broker processes another shell recorded in ``cluster.json`` since this
         object loaded it (``kafkalite start 2`` in a terminal gives broker 2 a new pid), so
-        a long-lived holder such as a notebook's dashboard does not report it dead."""
+        a long-lived holder such as a notebook's dashboard does not report it dead
+        (``force``: read it even if its time stamp looks unchanged, as a verb does)."""
         path = Path(self.spec.root) / SPEC_FILE
         try:
             stamp = path.stat().st_mtime_ns
         except OSError:
             return
-        if stamp == self._spec_stamp:
+        if stamp == self._spec_stamp and not force:
             return
         self._spec_stamp = stamp
         try:

@@ -106,3 +106,23 @@ def test_a_broker_that_had_to_be_killed_reads_as_dead(fresh_cluster: Cluster) ->
     broker = fresh_cluster.spec.broker(1)
     fresh_cluster.backend.stop(broker, timeout_s=0)
     assert state(fresh_cluster, 1) == "dead"
+
+
+def test_a_verb_in_one_shell_keeps_what_another_shell_did(
+    make_cluster3: Callable[..., Cluster],
+) -> None:
+    """Two holders of one cluster, as a notebook's dashboard and a benchmark (or a
+    terminal) are: one starts broker 1 again, the other, not having looked since, kills
+    broker 2. The kill wrote back the whole cluster.json as its shell held it, broker 1's
+    old pid with it, and from then on every shell took the running broker 1 for dead (a
+    dashboard drew no leader for its partitions)."""
+    terminal = make_cluster3()
+    dashboard = Cluster.attach(Path(terminal.spec.root))
+    terminal.kill(1)
+    terminal.start(1)
+    dashboard.kill(2)
+    fresh = Cluster.attach(Path(terminal.spec.root))
+    assert fresh.broker_states()[1].value == "running"
+    assert fresh.broker_states()[2].value == "dead"
+    terminal.follow_other_shells()
+    terminal.start(2)
