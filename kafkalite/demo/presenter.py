@@ -67,7 +67,8 @@ body, .jp-Notebook, .jp-Cell, .jp-OutputArea-output {{ margin: 0 !important;
 .kl-demo-left {{ flex: 1 1 auto; min-width: 0; }}
 .kl-demo-side {{ flex: 0 0 {SIDE_PX}px; width: {SIDE_PX}px; }}
 .kl-demo-left img {{ max-width: 100%; }}
-.kl-demo-words {{ font-size: 17px; line-height: 1.3; color: #222; }}
+.kl-demo-words {{ font-size: 17px; line-height: 1.3; color: #222; max-height: 44vh;
+  overflow-y: auto; }}
 .kl-demo-words p {{ margin: 0 0 4px; }}
 .kl-demo-picture, .kl-demo .kl-panels {{ zoom: {SCALE:g}; }}
 @media (max-width: 1200px) {{
