@@ -13,12 +13,14 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 STOP_TIMEOUT_S = 15.0
+MID_BATCH_TIMEOUT_S = 60.0
 
 
 @dataclass
@@ -119,6 +121,36 @@ class GroupWorker:
         self.ended_on_purpose = True
         self.process.kill()
         self.process.wait(STOP_TIMEOUT_S)
+
+    def kill_mid_batch(
+        self,
+        committed: Callable[[], Mapping[int, int]],
+        at_least: int = 2,
+        timeout_s: float = MID_BATCH_TIMEOUT_S,
+    ) -> list[str]:
+        """SIGKILL it in the middle of a batch: once at least ``at_least`` records it
+        processed are past the group's committed offsets (``committed``: the coordinator's,
+        e.g. ``lambda: lab.committed_offsets(group, topic)``). Returns those records: what a
+        replacement processes again.
+
+        Its log alone cannot time the kill: between reading "mid-batch" there and the
+        signal, the worker may finish the batch and commit it (a busy machine makes that
+        likely). So it is frozen first (SIGSTOP), judged against the coordinator's offsets
+        while it cannot move, and killed only then, or thawed to try again. The offsets are
+        read once more after the kill: a commit sent just before the freeze still counts."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if len(self.uncommitted()) >= at_least:
+                self.freeze()
+                if len(self.uncommitted(committed())) >= at_least:
+                    self.kill()
+                    return self.uncommitted(committed())
+                self.thaw()
+            time.sleep(0.05)
+        raise TimeoutError(
+            f"worker {self.name} was never {at_least} records past its group's committed "
+            f"offsets within {timeout_s:.0f} s"
+        )
 
     def freeze(self) -> None:
         """SIGSTOP: its heartbeats stop too, as in a long garbage-collection pause."""

@@ -220,8 +220,8 @@ def test_a_group_worker_is_a_member_that_can_be_killed(
         first = lab.group_worker("first", "work", "workers", per_record_ms=100)
         second = lab.group_worker("second", "work", "workers", per_record_ms=100)
         lab.wait_for(lambda: first.assignment() and second.assignment(), 60, "both assigned")
-        lab.wait_for(lambda: len(first.uncommitted()) >= 2, what="first mid-batch")
-        first.kill()
+        redone = first.kill_mid_batch(lambda: lab.committed_offsets("workers", "work"))
+        assert len(redone) >= 2, redone
         lab.wait_for(lambda: second.assignment() == [0, 1], 60, "second to take over")
         lab.wait_for(
             lambda: len({v for w in (first, second) for v in w.processed()}) == 40, 60, "all"
@@ -229,7 +229,6 @@ def test_a_group_worker_is_a_member_that_can_be_killed(
         done = [v.encode() for v in first.processed() + second.processed()]
         result = lab.check(history, output=done)
         assert result.counts["lost"] == 0, result
-        redone = first.uncommitted(lab.committed_offsets("workers", "work"))
         assert set(redone) <= set(second.processed())
         members = lab.members("workers")
         assert list(members["client_id"]) == ["second"]

@@ -83,13 +83,9 @@ class ConsumerGroup(Scenario):
         c1 = self.c1
         assert c1 is not None, "c1 was started"
         self._burst("burst")
-        self.lab.wait_for(lambda: len(c1.uncommitted()) >= 2, TAKE_OVER_S, "c1 mid-batch")
-        c1.kill()
+        self.redo = c1.kill_mid_batch(lambda: self.lab.committed_offsets(GROUP, TOPIC))
         self.killed_at = time.monotonic()
         self.killed_at_wall = time.time()
-        # by the coordinator's offsets, not c1's log: its last commit may have succeeded
-        # with the kill landing before c1 logged it
-        self.redo = c1.uncommitted(self.lab.committed_offsets(GROUP, TOPIC))
         return Outcome(
             f"c1 was killed after processing {', '.join(self.redo)} since its last commit; "
             f"the group's offsets are still {self._offsets()}.",
