@@ -30,7 +30,6 @@ from kio.schema.index import api_key_map
 from kio.schema.response_header.v0.header import ResponseHeader as ResponseHeaderV0
 from kio.schema.response_header.v1.header import ResponseHeader as ResponseHeaderV1
 from kio.serial import entity_reader, entity_writer
-from kio.static.primitive import i32
 from kio.static.protocol import RequestHeader, RequestPayload, ResponsePayload
 
 API_VERSIONS_KEY = 18
@@ -133,15 +132,26 @@ class EncodedResponse:
     parts: list[bytes | Sized]
 
 
+@cache
+def _flexible_response(api_key: int, api_version: int) -> bool:
+    """Whether this response's header is v1 (with a tagged-field section). ApiVersions'
+    is always v0, so that a client that asked in a version it does not know can read it."""
+    return bool(_response_schema(api_key, api_version).__flexible__) and api_key != API_VERSIONS_KEY
+
+
+def response_header(api_key: int, api_version: int, correlation_id: int) -> bytes:
+    """The response header's bytes: the correlation id, and in header v1 an empty
+    tagged-field section. Packed here rather than by kio's writer, which builds and
+    validates a header object per response (two thirds of encoding a Heartbeat's answer);
+    ``tests/unit/protocol/test_codec.py`` checks these are kio's bytes."""
+    return _SIZE.pack(correlation_id) + (b"\0" if _flexible_response(api_key, api_version) else b"")
+
+
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: Any) -> bytes:
     """The whole frame, size prefix included."""
     out = io.BytesIO()
     out.write(b"\0\0\0\0")
-    schema = _response_schema(api_key, api_version)
-    if schema.__flexible__ and api_key != API_VERSIONS_KEY:
-        entity_writer(ResponseHeaderV1)(out, ResponseHeaderV1(correlation_id=i32(correlation_id)))
-    else:
-        entity_writer(ResponseHeaderV0)(out, ResponseHeaderV0(correlation_id=i32(correlation_id)))
+    out.write(response_header(api_key, api_version, correlation_id))
     entity_writer(type(body))(out, body)
     frame = out.getbuffer()
     _SIZE.pack_into(frame, 0, len(frame) - 4)
@@ -159,8 +169,7 @@ def encode_body(body: Any) -> bytes:
 def frame_with_body(api_key: int, api_version: int, correlation_id: int, body: bytes) -> bytes:
     """The whole frame of a response whose body was encoded before (``encode_body``):
     the same bytes ``encode_response`` writes."""
-    flexible = _response_schema(api_key, api_version).__flexible__ and api_key != API_VERSIONS_KEY
-    header = _SIZE.pack(correlation_id) + (b"\0" if flexible else b"")
+    header = response_header(api_key, api_version, correlation_id)
     return _SIZE.pack(len(header) + len(body)) + header + body
 
 
@@ -193,8 +202,7 @@ def response_correlation_id(frame: bytes) -> int:
 def decode_response(api_key: int, api_version: int, frame: bytes) -> Any:
     """The body of a response frame (without its size prefix)."""
     schema = _response_schema(api_key, api_version)
-    flexible = schema.__flexible__ and api_key != API_VERSIONS_KEY
-    header_cls = ResponseHeaderV1 if flexible else ResponseHeaderV0
+    header_cls = ResponseHeaderV1 if _flexible_response(api_key, api_version) else ResponseHeaderV0
     _, header_size = entity_reader(header_cls)(frame, 0)
     body, _ = entity_reader(schema)(frame, header_size)
     return body

@@ -31,8 +31,14 @@ strings as unsigned varints of length + 1, a tagged-field section after each str
         preferred_read_replica int32   v11+
         records              nullable records (bytes)
 
-No tagged field is ever written (diverging epoch, current leader, snapshot id, node
-endpoints): the Fetch handler sets none of them.
+        _tagged_fields        v12+: diverging_epoch (tag 0: epoch int32, end_offset
+                              int64), current_leader (tag 1: leader_id int32,
+                              leader_epoch int32), snapshot_id (tag 2: end_offset int64,
+                              epoch int32); each written only when not (-1, -1)
+
+The client Fetch handler writes no tagged field; the metadata quorum's Fetch (one
+partition, ``raft.wire``) writes its leader, and a diverging epoch or a snapshot id when
+it has one. The response's own tagged field (node endpoints, v16+) is never written.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from __future__ import annotations
 import struct
 import uuid
 from collections.abc import Sequence, Sized
+from dataclasses import dataclass
 from typing import Protocol
 
 from kafkalite.protocol.primitives import EMPTY_TAGS, I32, array_length, string, uvarint
@@ -53,6 +60,34 @@ _HEAD_V4 = struct.Struct(">ii")  # correlation id, throttle
 _PARTITION_V5 = struct.Struct(">ihqqq")
 _PARTITION_V4 = struct.Struct(">ihqq")
 _ABORTED = struct.Struct(">qq")
+_TAG_EPOCH_END = struct.Struct(">BBiqB")  # tag, size, epoch, end offset, empty tags
+_TAG_LEADER = struct.Struct(">BBiiB")  # tag, size, leader id, leader epoch, empty tags
+_TAG_SNAPSHOT = struct.Struct(">BBqiB")  # tag, size, end offset, epoch, empty tags
+NONE = (-1, -1)
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionTags:
+    """A partition's tagged fields (flexible versions), what the metadata quorum's Fetch
+    answers with; ``NONE`` is Kafka's default for each and is not written."""
+
+    diverging_epoch: tuple[int, int] = NONE
+    """(epoch, end_offset): where the fetcher's log diverges from the leader's."""
+    current_leader: tuple[int, int] = NONE
+    """(leader_id, leader_epoch)."""
+    snapshot_id: tuple[int, int] = NONE
+    """(end_offset, epoch): the snapshot to fetch instead, the log before it is gone."""
+
+    def encode(self) -> bytes:
+        """The tagged-field section: how many, then each in tag order."""
+        fields = []
+        if self.diverging_epoch != NONE:
+            fields.append(_TAG_EPOCH_END.pack(0, 13, *self.diverging_epoch, 0))
+        if self.current_leader != NONE:
+            fields.append(_TAG_LEADER.pack(1, 9, *self.current_leader, 0))
+        if self.snapshot_id != NONE:
+            fields.append(_TAG_SNAPSHOT.pack(2, 13, *self.snapshot_id, 0))
+        return bytes([len(fields)]) + b"".join(fields)
 
 
 class AbortedTransaction(Protocol):
@@ -93,13 +128,16 @@ def encode_fetch_response(
     throttle_time_ms: int = 0,
     error_code: int = 0,
     session_id: int = 0,
+    partition_tags: PartitionTags | None = None,
 ) -> list[bytes | Sized]:
     """The whole frame, size prefix included, as parts to be sent in order: byte strings
     (the first holds the size) and, spliced between them, each partition's records
-    object when it is not bytes (records in bytes are copied into the framing)."""
+    object when it is not bytes (records in bytes are copied into the framing).
+    ``partition_tags``: the tagged fields of every partition (flexible versions only;
+    the metadata quorum's Fetch answers one partition)."""
     if not MIN_VERSION <= version <= MAX_VERSION:
         raise ValueError(f"Fetch v{version} is not encoded here")
-    writer = _Writer(version)
+    writer = _Writer(version, partition_tags)
     out = writer.out
     if version >= 7:
         out += _HEAD_V7.pack(correlation_id, throttle_time_ms, error_code, session_id)
@@ -124,9 +162,12 @@ def encode_fetch_response(
 class _Writer:
     """One response's parts; ``out`` is the byte string being written."""
 
-    def __init__(self, version: int) -> None:
+    def __init__(self, version: int, partition_tags: PartitionTags | None) -> None:
         self.version = version
         self.flexible = version >= FLEXIBLE_VERSION
+        if partition_tags is not None and not self.flexible:
+            raise ValueError(f"Fetch v{version} has no tagged fields")
+        self._partition_tags = EMPTY_TAGS if partition_tags is None else partition_tags.encode()
         self.out = bytearray(b"\0\0\0\0")  # the size, patched last
         self.parts: list[bytes | Sized] = [self.out]
         self._partition_head = _PARTITION_V5 if version >= 5 else _PARTITION_V4
@@ -165,7 +206,8 @@ class _Writer:
         if self.version >= 11:
             out += b"\xff\xff\xff\xff"  # preferred_read_replica: none
         self.records(result.records)
-        self.tags()
+        if self.flexible:
+            self.out += self._partition_tags
 
     def records(self, records: Sized) -> None:
         size = len(records)

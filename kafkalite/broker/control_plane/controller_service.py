@@ -95,7 +95,11 @@ class ControllerService:
         self._heard = asyncio.Event()
         """Set (and replaced) on every heartbeat: what propagation waits on."""
         self._contact = asyncio.Event()
-        """Set on every contact (heartbeat or quorum request): the fence check's deadline moved."""
+        """Set by a contact that moves the fence check's next look earlier (one whose
+        session would run out before it): a contact only pushes a session's end later,
+        so the many that do not need no wake-up (one per quorum Fetch and heartbeat)."""
+        self._fence_check_at_ms = 0
+        """When the fence check looks next, as it last planned."""
         self._tasks: list[asyncio.Task[None]] = []
         self._announcements: set[asyncio.Task[None]] = set()
         self._watched: weakref.WeakKeyDictionary[Connection, tuple[int, int]] = (
@@ -106,11 +110,6 @@ class ControllerService:
         self.session_ms: int | None = None
         """``broker.session.timeout.ms`` while this controller is active (``/state``);
         replaced whole, read from any thread."""
-        self.silences_ms: dict[int, int] | None = None
-        """Each registered broker's silence as of the last fence check, while active."""
-        self.longest_silence_ms: int | None = None
-        """The longest silence a live broker ended within its session since this
-        controller became active (``/state``): how close one came to being fenced."""
         quorum.on_activation(self._on_activation)
         quorum.on_request_from(self._heard_from_voter)
 
@@ -173,7 +172,7 @@ class ControllerService:
         for task in [*self._tasks, *self._announcements]:
             task.cancel()
         self._tasks = []
-        self.session_ms = self.longest_silence_ms = self.silences_ms = None
+        self.session_ms = None
         if not active:
             self.images.revert()
             return
@@ -192,8 +191,7 @@ class ControllerService:
         by its heartbeats alone; the heartbeats here still carry everything else (the
         replayed metadata offset, fencing and shutdown requests), at once when it changes."""
         if self.quorum.is_active:
-            self.heartbeats.touch(node_id, self.now_ms())
-            self._contact.set()
+            self._touch(node_id)
 
     def watch_connection(
         self, connection: Connection, broker_id: int, broker_epoch: int | None = None
@@ -298,11 +296,10 @@ class ControllerService:
                     others_silent_ms=silences,
                 )
             self.session_ms = session_ms
-            self.silences_ms = self.heartbeats.silences_ms(self.image.brokers, now)
-            self.longest_silence_ms = self.heartbeats.longest_silence_ms
             expiry = self.heartbeats.next_expiry_ms(unfenced, now, self.quorum.node_id)
             wake_ms = max(expiry + 1, now + 10)
             self._contact.clear()
+            self._fence_check_at_ms = wake_ms
             try:
                 async with asyncio.timeout((wake_ms - now) / 1000):
                     await self._contact.wait()
@@ -329,8 +326,24 @@ class ControllerService:
 
     # ---- operations ------------------------------------------------------------------
     def _touch(self, broker_id: int, metadata_offset: int | None = None) -> None:
-        self.heartbeats.touch(broker_id, self.now_ms(), metadata_offset)
-        self._contact.set()
+        now = self.now_ms()
+        self.heartbeats.touch(broker_id, now, metadata_offset)
+        if now + self.heartbeats.session_timeout_ms < self._fence_check_at_ms:
+            self._contact.set()
+
+    @property
+    def silences_ms(self) -> dict[int, int] | None:
+        """Each registered broker's silence now, while active (``/state``, read from any
+        thread)."""
+        if self.session_ms is None:
+            return None
+        return self.heartbeats.silences_ms(list(self.image.brokers), self.now_ms())
+
+    @property
+    def longest_silence_ms(self) -> int | None:
+        """The longest silence a live broker ended within its session since this
+        controller became active (``/state``): how close one came to being fenced."""
+        return None if self.session_ms is None else self.heartbeats.longest_silence_ms
 
     async def register_broker(
         self, broker_id: int, host: str, port: int, rack: str | None, incarnation_id: str

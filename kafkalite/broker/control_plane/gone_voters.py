@@ -36,9 +36,10 @@ class GoneVoters:
         self._found_at_ms[voter_id] = now_ms
         return news
 
-    def heard_from(self, voter_id: int) -> None:
-        """A sign of life from ``voter_id``: it is not gone (any more)."""
-        self._found_at_ms.pop(voter_id, None)
+    def heard_from(self, voter_id: int) -> bool:
+        """A sign of life from ``voter_id``: it is not gone (any more). True if it was
+        found gone until now (news for the view)."""
+        return self._found_at_ms.pop(voter_id, None) is not None
 
     def at(self, now_ms: int) -> frozenset[int]:
         """The voters found gone, less the findings older than the expiry."""

@@ -22,6 +22,7 @@ from kafkalite.broker.control_plane.raft_quorum import RaftQuorum
 from kafkalite.broker.control_plane_api import VoterAddress
 from kafkalite.broker.handler_registry import api, controller_api
 from kafkalite.protocol.api_keys import ApiKeys
+from kafkalite.protocol.codec import EncodedResponse
 from kafkalite.protocol.errors import ErrorCode
 from kafkalite.raft import messages as m
 from kafkalite.raft import wire
@@ -75,6 +76,8 @@ class QuorumApis:
         source = _source(message)
         self._watch_connection(ctx.connection, source)
         response = await quorum.handle_request(source, ctx.request.correlation_id, message)
+        if isinstance(response, m.FetchResponse):  # the one a leader answers most
+            return EncodedResponse(wire.fetch_response_frame(response, ctx.request.correlation_id))
         return wire.encode(response, quorum.cluster_id)
 
     @api(ApiKeys.DESCRIBE_QUORUM, 0, 2, forward=True)

@@ -66,6 +66,13 @@ process costs far more than the work it does: rounded, they are answered in one.
 of the quorum is that fine (the shortest, the election timeout, is 300 ms)."""
 
 
+VIEW_REFRESH_MS = 100
+"""A voter's Fetch that changes nothing the driver acts on (no commit, no role, no earlier
+timer) does not wake it; the driver's pass that refreshes ``view`` (each voter's fetch
+progress, what DescribeQuorum answers with) then runs at least this often while Fetches
+arrive."""
+
+
 def with_slack(deadline_ms: int) -> int:
     """``deadline_ms`` rounded up to a multiple of ``TIMER_SLACK_MS``."""
     return -(-deadline_ms // TIMER_SLACK_MS) * TIMER_SLACK_MS
@@ -132,6 +139,10 @@ class RaftQuorum:
         self.applied_end_offset = 0
         """Everything below this offset has been handed to the listeners."""
         self.view = QuorumView()
+        self._stepped_at_ms = 0
+        """When the driver last ran a pass (and refreshed ``view``), on the node's clock."""
+        self._driver_at_ms = 0
+        """When the driver next runs a pass if nothing wakes it."""
 
     # ---- what the broker reads --------------------------------------------------------
     @property
@@ -263,7 +274,9 @@ class RaftQuorum:
             now = self.clock.now()
             self._dispatch(self.node.poll(now))
             self._after_step()
-            delay = max(0, with_slack(self.node.next_deadline_ms()) - now)
+            self._stepped_at_ms = now
+            self._driver_at_ms = with_slack(self.node.next_deadline_ms())
+            delay = max(0, self._driver_at_ms - now)
             if delay:
                 self.clock.expect(now + delay)
                 with contextlib.suppress(TimeoutError):
@@ -299,22 +312,28 @@ class RaftQuorum:
         self, source: int, correlation_id: int, message: m.Message
     ) -> m.Message:
         """A quorum request from another voter; returns the node's response to it."""
-        self._gone.heard_from(source)
+        was_gone = self._gone.heard_from(source)
         for listener in self._voter_request_listeners:
             listener(source, message)
         key = (source, correlation_id)
         future: asyncio.Future[m.Message] = asyncio.get_running_loop().create_future()
         self._inbound[key] = future
         try:
-            self._deliver(m.Envelope(source, self.node_id, correlation_id, message))
+            self._deliver(m.Envelope(source, self.node_id, correlation_id, message), wake=was_gone)
             async with asyncio.timeout(INBOUND_TIMEOUT_S):
                 return await future
         finally:
             if self._inbound.get(key) is future:
                 del self._inbound[key]
 
-    def _deliver(self, envelope: m.Envelope) -> None:
+    def _deliver(self, envelope: m.Envelope, wake: bool = False) -> None:
+        """Hand ``envelope`` to the node, and wake the driver if its pass could act on
+        what changed (``wake``: it must). A voter's Fetch usually changes nothing it
+        acts on: answered at once (or parked until a timer the driver already waits
+        for), it moves no high watermark, no role and no earlier timer."""
         message = envelope.message
+        node = self.node
+        before = self._driver_inputs()
         # a leader whose epoch has committed nothing yet sends -1: what it knew before may
         # be less than what was committed, so it is no sign of being caught up
         if (
@@ -323,8 +342,22 @@ class RaftQuorum:
             and message.high_watermark >= 0
         ):
             self._leader_high_watermark = (message.leader_epoch, message.high_watermark)
-        self._dispatch(self.node.handle(self.clock.now(), envelope))
-        self.wake()  # the driver applies what this committed (only it runs listeners)
+        now = self.clock.now()
+        self._dispatch(node.handle(now, envelope))
+        if (
+            wake
+            or not isinstance(message, m.FetchRequest)
+            or self._driver_inputs() != before
+            or with_slack(node.next_deadline_ms()) < self._driver_at_ms
+            or now - self._stepped_at_ms >= VIEW_REFRESH_MS
+        ):
+            self.wake()  # the driver applies what this committed (only it runs listeners)
+
+    def _driver_inputs(self) -> tuple[Role, int, int, int, int]:
+        """What a driver's pass acts on beyond the node's timers: commits to apply (the
+        high watermark against the log's end) and the role to track."""
+        node = self.node
+        return (node.role, node.epoch, node.leader_id, node.high_watermark, self._log.end_offset)
 
     def _dispatch(self, envelopes: list[m.Envelope]) -> None:
         for envelope in envelopes:

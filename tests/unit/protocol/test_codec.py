@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import datetime
+import io
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from kio.index import UnknownEntity, load_response_schema
+from kio.schema.index import api_key_map
 from kio.schema.metadata.v0.request import MetadataRequest as MetadataRequestV0
 from kio.schema.metadata.v12.request import MetadataRequest, MetadataRequestTopic
+from kio.serial import entity_writer
 
 from kafkalite.protocol.codec import (
     MalformedRequestError,
@@ -15,6 +21,7 @@ from kafkalite.protocol.codec import (
     decode_request,
     encode_response,
     millis,
+    response_header,
     response_schema,
 )
 from kafkalite.protocol.errors import ErrorCode
@@ -71,6 +78,30 @@ def test_response_header_versions() -> None:
     v12 = response_schema(3, 12)
     frame = encode_response(3, 12, 5, v12.MetadataResponse(throttle_time=0, brokers=(), topics=()))
     assert frame[8] == 0  # header v1: an empty tagged-field section after the correlation id
+
+
+def _responses() -> list[tuple[int, int]]:
+    """Every (API key, version) kio has a response schema for."""
+    found = []
+    for api_key in api_key_map:
+        for version in range(64):
+            try:
+                load_response_schema(api_key, version)
+            except UnknownEntity:
+                continue
+            found.append((api_key, version))
+    return found
+
+
+@given(api=st.sampled_from(_responses()), correlation_id=st.integers(-(2**31), 2**31 - 1))
+@settings(max_examples=500, deadline=None)
+def test_the_response_header_is_kios(api: tuple[int, int], correlation_id: int) -> None:
+    """The packed header is the bytes of the header kio's response class names, for every
+    API and version (ApiVersions' header is v0 in every version)."""
+    header_cls = load_response_schema(*api).__header_schema__
+    out = io.BytesIO()
+    entity_writer(header_cls)(out, header_cls(correlation_id=correlation_id))
+    assert response_header(*api, correlation_id) == out.getvalue()
 
 
 def test_build_drops_fields_a_version_lacks_and_converts_times() -> None:

@@ -22,7 +22,14 @@ from kio.schema.response_header.v1.header import ResponseHeader as ResponseHeade
 from kio.serial import entity_writer
 
 from kafkalite.network.send_frame import frame_bytes
-from kafkalite.protocol.fetch_response import MAX_VERSION, MIN_VERSION, encode_fetch_response
+from kafkalite.protocol.fetch_response import (
+    FLEXIBLE_VERSION,
+    MAX_VERSION,
+    MIN_VERSION,
+    NONE,
+    PartitionTags,
+    encode_fetch_response,
+)
 from kafkalite.storage.file_records import FileRecords
 
 pytestmark = pytest.mark.unit
@@ -67,10 +74,29 @@ topics = st.lists(
 )
 
 
-def kio_bytes(version: int, correlation_id: int, topics: list[Any], head: tuple[int, ...]) -> bytes:
+def kio_bytes(
+    version: int,
+    correlation_id: int,
+    topics: list[Any],
+    head: tuple[int, ...],
+    tags: PartitionTags | None = None,
+) -> bytes:
     """The same response built from kio's classes and written by kio's writers."""
     cls = load_response_schema(FETCH, version)
     module = __import__(cls.__module__, fromlist=["x"])
+    tagged = {}
+    if tags is not None:
+        tagged = {
+            "diverging_epoch": module.EpochEndOffset(
+                epoch=tags.diverging_epoch[0], end_offset=tags.diverging_epoch[1]
+            ),
+            "current_leader": module.LeaderIdAndEpoch(
+                leader_id=tags.current_leader[0], leader_epoch=tags.current_leader[1]
+            ),
+            "snapshot_id": module.SnapshotId(
+                end_offset=tags.snapshot_id[0], epoch=tags.snapshot_id[1]
+            ),
+        }
     fields = set(cls.__dataclass_fields__)
     throttle, error, session = head
     values: dict[str, Any] = {"throttle_time": datetime.timedelta(milliseconds=throttle)}
@@ -96,6 +122,7 @@ def kio_bytes(version: int, correlation_id: int, topics: list[Any], head: tuple[
                     ),
                     **({"preferred_read_replica": -1} if version >= 11 else {}),
                     records=bytes(a.records),
+                    **tagged,
                 )
                 for index, a in partitions
             ),
@@ -132,6 +159,38 @@ def test_records_as_bytes_encode_as_kio_does(
         session_id=session,
     )
     assert parts == [expected]
+
+
+def pairs(first: st.SearchStrategy[int], second: st.SearchStrategy[int]) -> Any:
+    """A tagged field's two values, often Kafka's default (not written)."""
+    return st.just(NONE) | st.tuples(first, second)
+
+
+@given(
+    version=st.integers(FLEXIBLE_VERSION, MAX_VERSION),
+    correlation_id=i32,
+    topics=topics,
+    tags=st.builds(
+        PartitionTags,
+        diverging_epoch=pairs(i32, i64),
+        current_leader=pairs(i32, i32),
+        snapshot_id=pairs(i64, i32),
+    ),
+)
+@settings(max_examples=300, deadline=None)
+def test_partition_tags_encode_as_kio_does(
+    version: int, correlation_id: int, topics: list[Any], tags: PartitionTags
+) -> None:
+    """The metadata quorum's Fetch: each partition's diverging epoch, current leader and
+    snapshot id as tagged fields, in every flexible version."""
+    expected = kio_bytes(version, correlation_id, topics, (0, 0, 0), tags)
+    parts = encode_fetch_response(version, correlation_id, topics, partition_tags=tags)
+    assert parts == [expected]
+
+
+def test_versions_before_tags_refuse_them() -> None:
+    with pytest.raises(ValueError, match="no tagged fields"):
+        encode_fetch_response(11, 1, [], partition_tags=PartitionTags(current_leader=(1, 2)))
 
 
 @pytest.fixture(scope="module")
