@@ -144,7 +144,12 @@ def validate_batch(buf: bytes | memoryview, pos: int = 0) -> RecordBatchHeader:
     recovers. Not its record count: a batch the log cleaner thinned keeps its offset range
     with fewer records (``retain_records``), so only a batch a client produced must have
     one record per offset (``validate_produced``)."""
-    header = parse_header(buf, pos)
+    return _whole_and_intact(buf, pos, parse_header(buf, pos))
+
+
+def _whole_and_intact(
+    buf: bytes | memoryview, pos: int, header: RecordBatchHeader
+) -> RecordBatchHeader:
     if len(buf) - pos < header.size_in_bytes:
         raise InvalidBatchError(
             f"batch declares {header.size_in_bytes} bytes but only {len(buf) - pos} are present"
@@ -193,7 +198,7 @@ def validate_produced(records: bytes) -> RecordBatchHeader:
             f"lastOffsetDelta {header.last_offset_delta} does not match "
             f"recordsCount {header.records_count}"
         )
-    return validate_batch(records, 0)
+    return _whole_and_intact(records, 0, header)  # its header parsed once
 
 
 def stamp(batch: bytearray, pos: int, base_offset: int, partition_leader_epoch: int) -> None:

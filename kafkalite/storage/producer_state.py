@@ -223,6 +223,8 @@ class ProducerStateManager:
     def first_unstable_offset(self, high_watermark: int) -> int | None:
         """First offset of the oldest transaction still open, or ended by a marker that
         the high watermark has not passed yet: the last stable offset's bound."""
+        if not self.unreplicated and not self.ongoing:
+            return None  # no transaction: what every non-transactional Fetch asks
         while self.unreplicated and self.unreplicated[0].last_offset < high_watermark:
             self.unreplicated.popleft()
         candidates = [t.first_offset for t in self.unreplicated]

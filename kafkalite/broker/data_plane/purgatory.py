@@ -20,9 +20,11 @@ class Purgatory:
     async def wait_until(
         self, keys: Iterable[Hashable], done: Callable[[], bool], timeout_s: float
     ) -> bool:
-        """Wait until ``done()`` or the timeout; returns ``done()`` at the end."""
-        if done() or timeout_s <= 0:
-            return done()
+        """Wait until ``done()`` or the timeout; returns ``done()`` at the end. A request
+        that needs no wait (most Fetches of a busy log) costs one ``done()``."""
+        finished = done()
+        if finished or timeout_s <= 0:
+            return finished
         event = asyncio.Event()
         keys = list(keys)
         for key in keys:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from functools import lru_cache
 from typing import Any
 
 from kafkalite.broker.context import RequestContext
@@ -39,7 +40,9 @@ def _replica_id(request: Any) -> int:
     return int(state.replica_id if state is not None else request.replica_id)
 
 
+@lru_cache(maxsize=4096)
 def _uuid(topic_id: str | None) -> uuid.UUID:
+    """A topic id as a UUID (the image keeps them as strings), parsed once per topic."""
     return uuid.UUID(topic_id) if topic_id else uuid.UUID(int=0)
 
 
