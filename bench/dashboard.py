@@ -171,9 +171,15 @@ def dashboard_page(cluster: Cluster) -> Iterator[Any]:
 
 
 def all_running_and_in_sync(cluster: Cluster) -> bool:
+    """Every broker running, every partition fully in sync and led by its preferred replica:
+    until the controller's leader rebalance has moved leadership back to a restarted broker,
+    that move could be drawn right after a click and timed as its failover."""
     status = cluster.status()
     running = {b["state"] for b in status["brokers"]} == {"running"}
-    return running and all(len(p["isr"]) == 3 for p in status["partitions"])
+    return running and all(
+        len(p["isr"]) == 3 and p["leader"] == p["replicas"][0]["broker"]
+        for p in status["partitions"]
+    )
 
 
 def is_dead(cluster: Cluster, broker_id: int) -> bool:
@@ -208,18 +214,23 @@ def _undrawn(cluster: Cluster, page: Any, topic: str, partition: str, leader: st
 
 def kill_clicks(cluster: Cluster, page: Any, clicks: int) -> dict[str, Any]:
     """``clicks`` times: kill a partition's leader from its card; ms until the new leader
-    is drawn, and where that time went (the cluster's events: the fence, the new leader's
-    election, each after the click). The broker is started again, and everything back in
-    sync, before the next."""
+    is drawn, and where that time went, each after the click: the cluster's events (the
+    fence, the new leader's election), then the kernel's dashboard state that showed it
+    (built by its poller; what follows is the trip to the page and its drawing). The
+    broker is started again, and everything back in sync, before the next."""
     before = load_average()
     drawn: list[float] = []
     steps: list[dict[str, int | None]] = []
     for _ in range(clicks):
         wait_for(lambda: all_running_and_in_sync(cluster), 120, "every broker back in sync")
+        leaders = {
+            f"{p['topic']}/{p['partition']}": str(p["leader"])
+            for p in cluster.status()["partitions"]
+        }
         topic, partition, leader = page.wait_for_function(
-            PARTITION_LED_BY_A_RUNNING_BROKER
+            PARTITION_LED_BY_A_RUNNING_BROKER, arg=leaders
         ).json_value()
-        took, clicked_ms = page.evaluate(
+        took, clicked_ms, state_ms = page.evaluate(
             KILL_AND_TIME_THE_NEW_LEADER, [topic, partition, leader, DRAWN_TIMEOUT_MS]
         )
         if took is None:
@@ -228,7 +239,11 @@ def kill_clicks(cluster: Cluster, page: Any, clicks: int) -> dict[str, Any]:
         victim = int(leader)
         cluster.follow_other_shells()  # the kernel killed it, and recorded it
         wait_for(partial(is_dead, cluster, victim), 30, "the kill")
-        steps.append(failover_steps(cluster, clicked_ms, victim, topic, int(partition)))
+        step: dict[str, int | None] = {
+            **failover_steps(cluster, clicked_ms, victim, topic, int(partition)),
+            "state_built_ms": round(state_ms - clicked_ms) if state_ms is not None else None,
+        }
+        steps.append(step)
         cluster.start(victim)
     return {
         "runs_ms": [round(d) for d in drawn],

@@ -90,6 +90,12 @@ def test_kill_the_leader_from_its_card_and_see_the_new_leader(jupyterlab) -> Non
             ).json_value()
             # the static snapshot beside the live widget is hidden by the widget's view
             page.locator(".kl-static").first.wait_for(state="hidden")
+            # the live cells are drawn by the widget's stylesheet, not inline styles
+            committed = page.locator('.kl-live .kl-cell[data-kind="committed"]').first
+            assert committed.get_attribute("style") is None
+            assert committed.evaluate("c => getComputedStyle(c).backgroundColor") == (
+                "rgb(46, 125, 50)"  # CELL_STYLE's #2e7d32
+            )
             page.screenshot(path=str(ARTIFACTS / "dashboard-before-kill.png"), full_page=True)
 
             page.locator(f".kl-card-{leader} button.kl-verb-kill").click()

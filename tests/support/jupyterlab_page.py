@@ -6,17 +6,21 @@ from __future__ import annotations
 
 from typing import Any
 
-PARTITION_LED_BY_A_RUNNING_BROKER = """() => {
+PARTITION_LED_BY_A_RUNNING_BROKER = """(leaders) => {
   for (const p of document.querySelectorAll('.kl-live .kl-partition')) {
     const leader = p.dataset.leader;
     const card = document.querySelector(`.kl-card-${leader} .kl-broker[data-state="running"]`);
-    if (leader && card && p.querySelectorAll('.kl-cell').length > 0)
+    const now = leaders?.[`${p.dataset.topic}/${p.dataset.partition}`];
+    const drawn = p.querySelectorAll('.kl-cell').length > 0;
+    if (leader && card && drawn && [undefined, leader].includes(now))
       return [p.dataset.topic, p.dataset.partition, leader];
   }
   return null;
 }"""
 """A partition drawn in the live widget whose leader's card reads running:
-``[topic, partition, leader]``, or null."""
+``[topic, partition, leader]``, or null. Given ``{"topic/partition": "leader"}`` (the
+cluster's leaders now), only a partition drawn with that leader: a page still drawing an
+older state would draw a move made before the click at its next refresh."""
 LEADER_CHANGED = """([topic, partition, old]) => {
   const p = document.querySelector(
     `.kl-live .kl-partition[data-topic="${topic}"][data-partition="${partition}"]`);
@@ -30,18 +34,23 @@ KILL_AND_TIME_THE_NEW_LEADER = """([topic, partition, old, timeoutMs]) => new Pr
     return p && !['', old].includes(p.dataset.leader);
   };
   const observer = new MutationObserver(() => {
-    if (drawn()) { observer.disconnect(); resolve([performance.now() - clicked, clickedAt]); }
+    if (drawn()) {
+      observer.disconnect();
+      const state = document.querySelector('.kl-live [data-state-ms]')?.dataset.stateMs;
+      resolve([performance.now() - clicked, clickedAt, state ? Number(state) : null]);
+    }
   });
   observer.observe(document.body, {subtree: true, childList: true, attributes: true});
-  setTimeout(() => { observer.disconnect(); resolve([null, clickedAt]); }, timeoutMs);
+  setTimeout(() => { observer.disconnect(); resolve([null, clickedAt, null]); }, timeoutMs);
   const clickedAt = Date.now();
   const clicked = performance.now();
   document.querySelector(`.kl-card-${old} button.kl-verb-kill`).click();
 })"""
 """Click kill on ``old``'s card; resolves with the milliseconds until the widget draws
-another leader for the partition (null after ``timeoutMs``), and the wall-clock time of
-the click (ms since the epoch, to place the cluster's events). Timed in the page, by the
-DOM changes themselves: no polling interval is added to the figure."""
+another leader for the partition (null after ``timeoutMs``), the wall-clock time of the
+click (ms since the epoch, to place the cluster's events) and that of the dashboard state
+drawn (when the kernel built it: the rest is the trip to the page and its drawing). Timed
+in the page, by the DOM changes themselves: no polling interval is added to the figure."""
 NOTEBOOK_TIMEOUT_MS = 300_000  # a lab runs in under 2 minutes; the machine may be loaded
 
 

@@ -12,8 +12,11 @@ from pathlib import Path
 import anywidget
 import traitlets
 
+from kafkalite.lab.dashboard.render import STRIPS_CSS
+
 
 class StripsView(anywidget.AnyWidget):
     _esm = Path(__file__).with_name("strips.js")
+    _css = STRIPS_CSS
     strips_html = traitlets.Unicode("").tag(sync=True)
     feed_html = traitlets.Unicode("").tag(sync=True)
