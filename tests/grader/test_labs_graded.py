@@ -94,13 +94,6 @@ class Wrong:
     fails: tuple[tuple[str, str], ...]
     says: str
     score: tuple[float, float]
-    unreliable: str = ""
-    """Why this submission is not yet told apart in every run (a known grading defect,
-    reported as xfail/xpass and tracked in issue 24, never hidden as a pass)."""
-
-    def marks(self) -> list[pytest.MarkDecorator]:
-        flaky = [pytest.mark.xfail(reason=self.unreliable, strict=False)] if self.unreliable else []
-        return [*_lane(self.lab), *flaky]
 
 
 MASTERS = {
@@ -415,8 +408,6 @@ WRONG = [
         (("start_copy", "test_a_restarted_query_copies_each_order_once"),),
         "killed right after your",
         (0, 2),
-        unreliable="full marks at load 13-16 (lost its points at load 6): which crash points "
-        "a loaded run reaches decides it; not root-caused (issue 24)",
     ),
     Wrong(
         "09",
@@ -516,7 +507,7 @@ def test_the_masters_reference_answers_get_full_marks(
 
 @pytest.mark.parametrize(
     "wrong",
-    [pytest.param(w, marks=w.marks(), id=Path(w.submission).stem) for w in WRONG],
+    [pytest.param(w, marks=_lane(w.lab), id=Path(w.submission).stem) for w in WRONG],
 )
 def test_a_wrong_submission_loses_exactly_its_anomaly_and_is_told_so(
     gradings: Callable[[str, str], Graded], wrong: Wrong
