@@ -320,6 +320,8 @@ class RaftQuorum:
         self._inbound[key] = future
         try:
             self._deliver(m.Envelope(source, self.node_id, correlation_id, message), wake=was_gone)
+            if future.done():  # answered at once (most are): no timer to set and cancel
+                return future.result()
             async with asyncio.timeout(INBOUND_TIMEOUT_S):
                 return await future
         finally:
