@@ -17,6 +17,19 @@ task:
 
 Step 2 comes after step 1, so it reads what the newest producer of the id committed (an
 older one can no longer commit).
+
+A producer told it is fenced is dead for good (librdkafka makes the error fatal, as
+KIP-588 does for Kafka's clients): the task starts again at step 1 with a new producer,
+whose ``init_transactions`` fences in turn whichever instance fenced it, and step 2 then
+finds the batch record if that instance had committed the batch. The fence need not come
+from another instance of the task. A partition leader cut off from the cluster (isolated,
+not yet fenced by the controller) that also coordinated the transactional id still
+believes it does: when the task's first write of a transaction reaches it, it verifies
+the write (KIP-890) against the producer epoch it last knew, and refuses the newer epoch
+the real coordinator has since given out as fenced (PRODUCER_FENCED, sent to the producer
+as INVALID_PRODUCER_EPOCH), exactly as Kafka's ``TransactionCoordinator`` does. That lasts
+until the controller fences the leader (``broker.session.timeout.ms``) and the producers
+move to the new one, within the task's time bound.
 """
 
 from __future__ import annotations
@@ -36,11 +49,18 @@ from kafkalite.spark.sink import SinkCommitMessage, log
 from kafkalite.spark.sink_rows import KafkaRecord
 
 MAX_ATTEMPTS = 5
+RETRY_BACKOFF_S = 0.1
 COORDINATOR_MOVED = (
     KafkaError.NOT_COORDINATOR,
     KafkaError.COORDINATOR_NOT_AVAILABLE,
     KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
 )
+FENCED = (KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH)
+
+
+def is_fenced(error: KafkaError) -> bool:
+    """The producer was told a newer instance of its transactional id exists: fatal."""
+    return error.code() in FENCED
 
 
 class ExactlyOnceTask:
@@ -54,8 +74,28 @@ class ExactlyOnceTask:
         self.timeout_s = options.connection.timeout_ms / 1000
 
     def run(self, records: list[KafkaRecord]) -> SinkCommitMessage:
+        """Write the batch once; a fenced producer starts the task over (module docstring)
+        until the time bound."""
         if not records:
             return SinkCommitMessage(self.partition, 0)
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            try:
+                return self._write(records)
+            except KafkaException as exc:
+                error: KafkaError = exc.args[0]
+                if not is_fenced(error) or time.monotonic() >= deadline:
+                    raise
+                log.warning(
+                    "kafkalite sink: %s batch %d: producer fenced (%s); starting over",
+                    self.transactional_id,
+                    self.batch_id,
+                    error.str(),
+                )
+                time.sleep(RETRY_BACKOFF_S)
+
+    def _write(self, records: list[KafkaRecord]) -> SinkCommitMessage:
+        """Steps 1 to 3 with a new producer."""
         conn = self.options.connection
         producer = self._new_producer()
         group_config = conn.client_config(
@@ -131,4 +171,4 @@ class ExactlyOnceTask:
                 retriable = error.retriable() or error.code() in COORDINATOR_MOVED
                 if not retriable or time.monotonic() >= deadline:
                     raise
-                time.sleep(0.1)
+                time.sleep(RETRY_BACKOFF_S)
