@@ -34,7 +34,9 @@ class FencedOnce(ExactlyOnceTask):
     first producer's InitProducerId (as a zombie's restart, or a stale coordinator's
     verdict, would fence it)."""
 
-    fenced_by: list[Producer] = []
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.fenced_by: list[Producer] = []
 
     def _new_producer(self) -> Any:
         producer = super()._new_producer()
@@ -53,9 +55,11 @@ def test_a_fenced_task_starts_over_and_writes_its_rows_once(cluster: Cluster) ->
     options = SinkOptions(KafkaConnection(cluster.bootstrap_servers), output, "exactly-once")
     rows = [KafkaRecord(output, 0, None, b"%d" % i) for i in range(20)]
 
-    written = FencedOnce(options, str(uuid.uuid4()), 0, 0).run(rows)
+    task = FencedOnce(options, str(uuid.uuid4()), 0, 0)
+    written = task.run(rows)
 
-    assert len(FencedOnce.fenced_by) == 1  # the fence happened, once
+    assert len(task.fenced_by) == 1  # the fence happened, once
+    task.fenced_by.clear()  # (closes it)
     assert written.written == 20 and not written.replayed
     assert [r.value for r in read_topic(cluster.bootstrap_servers, output)] == [
         r.value for r in rows
