@@ -34,22 +34,27 @@ def out_of_sync_replicas(
 def caught_up_replicas(
     isr: Iterable[int],
     followers: dict[int, ReplicaState],
+    high_watermark: int,
     now_ms: int,
     replica_lag_time_max_ms: int,
 ) -> list[int]:
     """Followers outside the ISR that may rejoin: at their last fetch they had reached the
     high watermark and the start of the leader's epoch (so what they have was written
-    under this leader), and they caught up recently enough to stay. Kafka expands the ISR
-    only when a fetch arrives; these rules are checked on a timer, so without the second
-    condition a slow follower whose last fetch reached the high watermark would be added
-    back at every check and dropped again at the next one (seen every 100 ms, for
-    seconds, in lab 02 after ``slow(3, 3000)``)."""
+    under this leader), they still hold every record below the high watermark *now*, and
+    they caught up recently enough to stay. Kafka expands the ISR only when a fetch
+    arrives, and from then on its HW waits for the joiner; these rules are checked on a
+    timer, so the HW may have passed a joiner's last fetch since: proposed anyway, it
+    would join the ISR without committed records it could then lose by being elected.
+    Without the recency condition a slow follower whose last fetch reached the high
+    watermark would be added back at every check and dropped again at the next one (seen
+    every 100 ms, for seconds, in lab 02 after ``slow(3, 3000)``)."""
     members = set(isr)
     return sorted(
         r
         for r, state in followers.items()
         if r not in members
         and state.reached_high_watermark
+        and state.log_end_offset >= high_watermark
         and not _lagging(state, now_ms, replica_lag_time_max_ms)
     )
 

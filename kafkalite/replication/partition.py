@@ -59,6 +59,10 @@ class Partition:
     high_watermark: int = 0
     followers: dict[int, ReplicaState] = field(default_factory=dict)
     epoch_start_offset: int = 0  # the log end offset when this leader's epoch began
+    pending_isr: tuple[int, ...] = ()
+    """The ISR this leader has proposed (AlterPartition) and not yet seen committed: the
+    controller may commit it before this broker replays it, so its members count for the
+    HW from the proposal on (see ``maximal_isr``)."""
 
     @property
     def is_leader(self) -> bool:
@@ -67,6 +71,15 @@ class Partition:
     @property
     def log_end_offset(self) -> int:
         return self.log.log_end_offset
+
+    @property
+    def maximal_isr(self) -> set[int]:
+        """The ISR and any replica proposed to join it (Kafka's "maximal" ISR, KIP-497).
+        The HW waits for all of them: once the controller has committed an expansion, a
+        joiner may be elected leader, and it must hold every record below the HW. Counting
+        only the replayed ISR, a record written between the commit and its replay here was
+        acknowledged without the joiner, and lost if the joiner took over."""
+        return {*self.isr, *self.pending_isr}
 
     @property
     def log_start_offset(self) -> int:
@@ -98,6 +111,8 @@ class Partition:
         self.partition_epoch = partition_epoch
         self.replicas = replicas
         self.isr = isr
+        if new_epoch:
+            self.pending_isr = ()  # a proposal of the previous epoch is refused
         self.followers = {
             r: ReplicaState(r, -1, now_ms)
             if new_epoch
@@ -124,6 +139,7 @@ class Partition:
         self.partition_epoch = partition_epoch
         self.replicas = replicas
         self.isr = isr
+        self.pending_isr = ()
         self.followers = {}
         self.high_watermark = max(self.high_watermark, self.log.log_start_offset)
 
@@ -214,11 +230,12 @@ class Partition:
         return info
 
     def maybe_increment_leader_hw(self) -> bool:
-        """HW = min LEO over the ISR; it never moves backwards. True when it moved."""
+        """HW = min LEO over the maximal ISR; it never moves backwards. True when it moved."""
         if not self.is_leader:
             return False
+        members = self.maximal_isr
         ends = [self.log.log_end_offset]
-        ends.extend(self.followers[r].log_end_offset for r in self.isr if r in self.followers)
+        ends.extend(f.log_end_offset for r, f in self.followers.items() if r in members)
         new_hw = min(ends)
         if new_hw > self.high_watermark:
             self.high_watermark = new_hw

@@ -58,7 +58,9 @@ def proposed_isr(
     leaving = set(out_of_sync_replicas(others, partition.followers, now_ms, lag_max_ms))
     joining = {
         r
-        for r in caught_up_replicas(partition.isr, partition.followers, now_ms, lag_max_ms)
+        for r in caught_up_replicas(
+            partition.isr, partition.followers, partition.high_watermark, now_ms, lag_max_ms
+        )
         if eligible(r)
     }
     members = (set(partition.isr) - leaving) | joining | {partition.local_broker_id}
@@ -126,6 +128,7 @@ class IsrManager:
     ) -> None:
         topic, index = key
         topic_id = self.image.topic_ids.get(topic)
+        partition.pending_isr = wanted
         try:
             if topic_id is None:
                 return
@@ -155,3 +158,8 @@ class IsrManager:
             log.info("AlterPartition %s-%d not sent: %s", topic, index, exc)
         finally:
             self._in_flight.discard(key)
+            if partition.pending_isr == wanted:  # not already cleared by a new epoch
+                partition.pending_isr = ()
+                if partition.maybe_increment_leader_hw():  # a refused joiner held it
+                    self.replicas.produce_waiters.notify(key)
+                    self.replicas.fetch_waiters.notify(key)

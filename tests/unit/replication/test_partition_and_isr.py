@@ -83,9 +83,11 @@ def test_isr_rules() -> None:
         == []
     )
     followers[3].reached_high_watermark = True
-    assert caught_up_replicas((1, 2), followers, 1_100, 1_000) == [3]
+    assert caught_up_replicas((1, 2), followers, 4, 1_100, 1_000) == [3]
+    # the HW moved past what its last fetch showed: it would join without records
+    assert caught_up_replicas((1, 2), followers, 5, 1_100, 1_000) == []
     followers[3].reached_high_watermark = False
-    assert caught_up_replicas((1, 2), followers, 1_100, 1_000) == []
+    assert caught_up_replicas((1, 2), followers, 4, 1_100, 1_000) == []
 
 
 def test_a_follower_that_would_leave_again_at_once_does_not_rejoin() -> None:
@@ -96,9 +98,9 @@ def test_a_follower_that_would_leave_again_at_once_does_not_rejoin() -> None:
     slow.reached_high_watermark = True
     followers = {2: ReplicaState(2, 60, 2_500), 3: slow}
     assert out_of_sync_replicas((1, 2, 3), followers, 2_500, 1_000) == [3]
-    assert caught_up_replicas((1, 2), followers, 2_500, 1_000) == []
+    assert caught_up_replicas((1, 2), followers, 60, 2_500, 1_000) == []
     slow.last_caught_up_time_ms = 2_600  # its next fetch arrives, caught up
-    assert caught_up_replicas((1, 2), followers, 2_700, 1_000) == [3]
+    assert caught_up_replicas((1, 2), followers, 60, 2_700, 1_000) == [3]
 
 
 def test_a_follower_under_constant_load_still_counts_as_caught_up(tmp_path: Path) -> None:
@@ -122,9 +124,9 @@ def test_rejoining_is_judged_against_the_high_watermark_at_fetch_time(tmp_path: 
     p.update_follower_fetch(2, 3, now_ms=10)
     assert p.high_watermark == 3
     p.update_follower_fetch(3, 2, now_ms=10)
-    assert caught_up_replicas(p.isr, p.followers, 10, 1_000) == []
+    assert caught_up_replicas(p.isr, p.followers, p.high_watermark, 10, 1_000) == []
     p.update_follower_fetch(3, 3, now_ms=20)
-    assert caught_up_replicas(p.isr, p.followers, 20, 1_000) == [3]
+    assert caught_up_replicas(p.isr, p.followers, p.high_watermark, 20, 1_000) == [3]
 
 
 def test_the_low_watermark_is_the_lowest_log_start_of_the_live_replicas(tmp_path: Path) -> None:
