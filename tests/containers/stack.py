@@ -236,7 +236,10 @@ class ComposeProject:
             "label": label or f"{PROJECT_LABEL}={self.project}"
         }
         return {
-            "containers": [str(c.name) for c in client.containers.list(all=True, filters=found)],
+            "containers": [
+                str(c.name)
+                for c in client.containers.list(all=True, filters=found, ignore_removed=True)
+            ],
             "networks": [str(n.name) for n in client.networks.list(filters=found)],
             "volumes": [str(v.name) for v in client.volumes.list(filters=found)],
         }

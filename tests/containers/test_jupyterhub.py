@@ -226,7 +226,7 @@ def test_the_instructors_demo_runs_from_their_own_server_through_the_hub(
         wait_for(
             lambda: (
                 not hub.engine.client.containers.list(
-                    all=True, filters={"name": f"{hub.prefix}-{INSTRUCTOR}"}
+                    all=True, filters={"name": f"{hub.prefix}-{INSTRUCTOR}"}, ignore_removed=True
                 )
             ),
             60,

@@ -89,7 +89,11 @@ def test_a_second_engine_joins_as_a_worker_and_a_student_is_placed_on_it(
         assert len(brokers) == 3  # the student's cluster runs on the worker
         hub.client.stop_server(PLACED)
         wait_for(lambda: PLACED not in str(hub.services()), 120, f"{PLACED}'s service removed")
-        wait_for(lambda: not worker.client.containers.list(all=True), 120, "the worker emptied")
+        wait_for(
+            lambda: not worker.client.containers.list(all=True, ignore_removed=True),
+            120,
+            "the worker emptied",
+        )
         for volume in worker.client.volumes.list(filters={"label": hub.student_label()}):
             volume.remove()
     finally:
