@@ -61,6 +61,12 @@ class ClassicGroupCoordinator:
             member_id = Group.new_member_id(req.client_id)
             if group.static_member(req.group_instance_id) is not None:
                 return await self._rejoin_static(group, member_id, req)
+            if req.group_instance_id is not None:
+                log.info(
+                    "group %s: static member %s unknown here: it joins as a new member",
+                    group.group_id,
+                    req.group_instance_id,
+                )
             if req.require_known_member_id and req.group_instance_id is None:
                 self._pending_members.add((req.group_id, member_id))
                 return JoinResult(ErrorCode.member_id_required, member_id=member_id)
@@ -158,6 +164,13 @@ class ClassicGroupCoordinator:
                 old_leader,
                 member_id,
             )
+        log.info(
+            "group %s: static member %s rejoins with a rebalance (group %s, protocols %s)",
+            group.group_id,
+            req.group_instance_id,
+            group.state.name,
+            "unchanged" if unchanged else "changed",
+        )
         return await self._join_rebalance(group, member)
 
     def _fence(self, group: Group, old_member_id: str) -> None:
