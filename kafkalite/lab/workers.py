@@ -142,7 +142,12 @@ class GroupWorker:
         while time.monotonic() < deadline:
             if len(self.uncommitted()) >= at_least:
                 self.freeze()
-                if len(self.uncommitted(committed())) >= at_least:
+                try:
+                    mid_batch = len(self.uncommitted(committed())) >= at_least
+                except BaseException:  # an offsets read that failed leaves no frozen worker
+                    self.thaw()
+                    raise
+                if mid_batch:
                     self.kill()
                     return self.uncommitted(committed())
                 self.thaw()
