@@ -15,8 +15,9 @@ After a failover the new coordinator starts every member's session afresh, as Ka
 when it loads a partition. Classic and consumer groups share the coordinator and the group
 id space: an empty group of one kind gives way to the other; a classic group with members
 becomes a consumer group when a member of the consumer protocol joins, and back when the
-last one leaves (``group_migration``, as ``group.consumer.migration.policy`` allows), and
-meanwhile its classic members are served through JoinGroup, SyncGroup and Heartbeat
+last one leaves or is replaced by a classic static member (``group_migration``, as
+``group.consumer.migration.policy`` allows), and meanwhile its classic members are served
+through JoinGroup, SyncGroup and Heartbeat
 (``classic_members``), with a third timer: the rebalance timeout to rejoin once told to,
 and to send SyncGroup once joined.
 """
@@ -58,8 +59,8 @@ from kafkalite.coordinator.group.group_migration import (
     CONSUMER_PROTOCOL_TYPE,
     MigrationPolicy,
     UnreadableClassicGroupError,
+    all_members_use_classic_protocol_except,
     downgrade,
-    only_classic_members_remain,
     upgrade,
     upgrade_refusal,
 )
@@ -227,19 +228,34 @@ class ConsumerGroupCoordinator:
         if group is not None and not group.members:
             await self.manager.write(group_id, group_tombstones(group_id))
 
-    def _downgrade(
-        self, group: ConsumerGroup, leaving: str
-    ) -> tuple[Group | None, list[GroupRecord]]:
-        """``leaving`` goes: if only classic members remain and the policy allows, the
-        classic group the consumer group becomes, and the records of that; else nothing."""
-        if not only_classic_members_remain(group, leaving):
-            return None, []
+    def _validate_online_downgrade(
+        self, group: ConsumerGroup, member_id: str, *, replaced: bool
+    ) -> bool:
+        """Whether the group becomes classic when ``member_id``, its last member of the
+        consumer protocol, leaves or is fenced (some member must remain: Kafka's
+        ``validateOnlineDowngradeWithFencedMember``) or is ``replaced`` by a classic static
+        member (``validateOnlineDowngradeWithReplacedMemberId``), as
+        ``group.consumer.migration.policy`` allows. (Kafka also refuses a group larger than
+        ``group.max.size``; classic groups have no size limit here.)"""
+        if not all_members_use_classic_protocol_except(group, member_id):
+            return False
+        if not replaced and len(group.members) <= 1:
+            return False  # the group empties: there is nothing to convert
         if not self.config.migration_policy().downgrade_enabled:
             log.info(
                 "group %s: cannot downgrade the consumer group to a classic group: online "
                 "downgrade is disabled (group.consumer.migration.policy)",
                 group.group_id,
             )
+            return False
+        return True
+
+    def _downgrade(
+        self, group: ConsumerGroup, leaving: str
+    ) -> tuple[Group | None, list[GroupRecord]]:
+        """``leaving`` goes: if only classic members remain and the policy allows, the
+        classic group the consumer group becomes, and the records of that; else nothing."""
+        if not self._validate_online_downgrade(group, leaving, replaced=False):
             return None, []
         classic, records = downgrade(group, leaving, self.topics, self.now_ms())
         log.info(
@@ -250,13 +266,16 @@ class ConsumerGroupCoordinator:
         )
         return classic, records
 
-    def _install_classic_group(self, classic: Group) -> None:
+    def _install_classic_group(self, classic: Group, rebalance: bool = True) -> None:
         """The downgraded group replaces the consumer group (whose records ``apply`` just
-        deleted) and rebalances: every classic member rejoins."""
+        deleted); the classic coordinator times its members' sessions from now on. With
+        ``rebalance`` every classic member rejoins."""
         self.manager.groups[classic.group_id] = classic
-        for key in [k for k in self._sessions if k[0] == classic.group_id]:
+        timed = (*self._sessions, *self._revocations, *self._classic_deadlines)
+        for key in [k for k in timed if k[0] == classic.group_id]:
             self._forget_member(key)
-        classic.prepare_rebalance(self.now_ms())
+        if rebalance:
+            classic.prepare_rebalance(self.now_ms())
         self.emit(
             EventType.GROUP_PROTOCOL_CHANGED,
             group=classic.group_id,
@@ -347,6 +366,11 @@ class ConsumerGroupCoordinator:
         except KafkaError as exc:
             log.info("group %s: classic member %s refused: %s", group_id, member_id, exc)
             return JoinResult(exc.code, member_id=member_id)
+        replaced = group.static_member(request.group_instance_id)
+        if replaced is not None and self._validate_online_downgrade(
+            group, replaced.member_id, replaced=True
+        ):
+            return await self._downgrade_with_replaced_member(group, replaced, outcome, request)
         partition = self.manager.apply(group_id, outcome.records)
         self._after(group_id, outcome)
         deadline = self.now_ms() + max(request.rebalance_timeout_ms, 0)
@@ -359,6 +383,52 @@ class ConsumerGroupCoordinator:
             request.protocols[0][0],
             "",
             member_id,
+        )
+
+    async def _downgrade_with_replaced_member(
+        self,
+        group: ConsumerGroup,
+        replaced: ConsumerGroupMember,
+        outcome: HeartbeatOutcome,
+        request: JoinRequest,
+    ) -> JoinResult:
+        """A classic static member took the place of the group's last member of the
+        consumer protocol (same instance id, whether that one left for now, crashed or is
+        still running): the group becomes classic at once, the newcomer in it with the
+        partitions it replaced (Kafka 4.0's ``classicGroupJoinToConsumerGroup`` step 4).
+        The classic group is stable, its generation the group epoch, and the JoinGroup
+        answer names no leader: the newcomer's SyncGroup gets its partitions, and no other
+        member is disturbed. If the newcomer subscribes to other topics, the classic group
+        rebalances at once and the answer's generation is 0, the newcomer not being
+        reconciled (KAFKA-19546, merged for Kafka 4.0.2)."""
+        group_id = group.group_id
+        joining = outcome.member
+        assert joining is not None  # a JoinGroup never removes its member
+        subscription_changed = joining.subscribed_topic_names != replaced.subscribed_topic_names
+        classic, records = downgrade(
+            group, replaced.member_id, self.topics, self.now_ms(), joining=joining
+        )
+        records = [*outcome.records, *records]
+        partition = self.manager.apply(group_id, records)
+        log.info(
+            "group %s: classic static member %s (instance %s) replaced %s, the last member of "
+            "the consumer protocol; the group becomes classic at generation %d%s",
+            group_id,
+            joining.member_id,
+            joining.instance_id,
+            replaced.member_id,
+            classic.generation_id,
+            " and rebalances (another subscription)" if subscription_changed else "",
+        )
+        self._install_classic_group(classic, rebalance=subscription_changed)
+        await self.manager.persist(partition, records)
+        return JoinResult(
+            ErrorCode.none,
+            0 if subscription_changed else outcome.member_epoch,
+            CONSUMER_PROTOCOL_TYPE,
+            request.protocols[0][0],
+            "",
+            joining.member_id,
         )
 
     def classic_sync(

@@ -10,7 +10,11 @@ then go on with JoinGroup, SyncGroup and Heartbeat, and the coordinator's server
 assignor assigns them. When the last member of the consumer protocol leaves (or is fenced)
 and only classic members remain, the group becomes classic again
 (``ClassicGroup.fromConsumerGroup``) at the group epoch as its generation, and a rebalance
-starts so that its members share the partitions among themselves again.
+starts so that its members share the partitions among themselves again. So it does at once
+when that last member is static and a classic member joins with its ``group.instance.id``
+(a consumer restarted with the classic protocol): the newcomer takes the replaced member's
+place and partitions in the classic group, which stays stable - no rebalance unless the
+newcomer subscribes to other topics (Kafka 4.0's ``classicGroupJoinToConsumerGroup``).
 
 ``group.consumer.migration.policy`` allows either way (``bidirectional``, Kafka 4.0's
 default), one (``upgrade``, ``downgrade``) or neither (``disabled``: a consumer-protocol
@@ -141,29 +145,45 @@ def _consumer_member(classic: Group, member: Member, topics: TopicsView) -> Cons
     )
 
 
-def only_classic_members_remain(group: ConsumerGroup, leaving: str) -> bool:
-    """Without ``leaving``, the group has members and all speak the classic protocol (the
-    first conditions of Kafka's ``validateOnlineDowngradeWithFencedMembers``)."""
-    others = [m for member_id, m in group.members.items() if member_id != leaving]
-    return bool(others) and all(m.uses_classic_protocol for m in others)
+def all_members_use_classic_protocol_except(group: ConsumerGroup, member_id: str) -> bool:
+    """``member_id`` speaks the consumer protocol and every other member the classic one
+    (Kafka's ``ConsumerGroup.allMembersUseClassicProtocolExcept``): without it, the group
+    would be all classic."""
+    member = group.members.get(member_id)
+    return (
+        member is not None
+        and not member.uses_classic_protocol
+        and all(m.uses_classic_protocol for mid, m in group.members.items() if mid != member_id)
+    )
 
 
 def downgrade(
-    group: ConsumerGroup, leaving: str, topics: TopicsView, now_ms: int
+    group: ConsumerGroup,
+    leaving: str,
+    topics: TopicsView,
+    now_ms: int,
+    joining: ConsumerGroupMember | None = None,
 ) -> tuple[Group, list[GroupRecord]]:
     """The classic group that ``group`` becomes when ``leaving`` goes and only classic
     members remain, and the records that say so: every consumer-group record deleted, then
     the classic group's. Its generation is the group epoch; each member's assignment is its
-    target assignment, written in the version of its subscription. The caller starts a
-    rebalance at once (Kafka's ``convertToClassicGroup``)."""
+    target assignment, written in the version of its subscription (Kafka's
+    ``convertToClassicGroup`` and ``ClassicGroup.fromConsumerGroup``).
+
+    ``joining`` is the classic static member that replaces ``leaving`` (same instance id),
+    whose JoinGroup records already moved ``leaving``'s place to it: it joins the classic
+    group with ``leaving``'s target assignment, and its own records are the ones deleted.
+    The caller starts a rebalance when a member left, not when one was replaced."""
     group_id = group.group_id
+    joining_id = None if joining is None else joining.member_id
     classic = Group(group_id, GroupState.STABLE, group.group_epoch)
-    for member_id, m in group.members.items():
-        if member_id == leaving or m.classic is None:
+    members = [m for member_id, m in group.members.items() if member_id != leaving]
+    for m in [*members, *([joining] if joining is not None else [])]:
+        if m.classic is None:
             continue
         classic.add_member(
             Member(
-                member_id,
+                m.member_id,
                 m.client_id,
                 m.client_host,
                 m.classic.session_timeout_ms,
@@ -178,13 +198,15 @@ def downgrade(
     for member_id, member in classic.members.items():
         metadata = member.metadata_for(classic.protocol_name)
         subscription = read_subscription(metadata)
+        holder = leaving if member_id == joining_id else member_id
         member.assignment = write_assignment(
             subscription.version if subscription else 0,
-            named_partitions(group.target_of(member_id), topics),
+            named_partitions(group.target_of(holder), topics),
         )
     records: list[GroupRecord] = []
     for member_id in group.members:
-        records.extend(member_tombstones(group_id, member_id))
+        removed = joining_id if joining_id is not None and member_id == leaving else member_id
+        records.extend(member_tombstones(group_id, removed))
     records.extend(group_tombstones(group_id))
     records.append(({"type": "group", "group": group_id}, group_value(classic)))
     return classic, records

@@ -1,18 +1,21 @@
 """KIP-848's online migration, as Kafka 4.0 does it: a classic group with members becomes
 a consumer group when a member of the consumer protocol joins, its classic members keep
 their partitions and go on through JoinGroup, SyncGroup and Heartbeat, and it becomes
-classic again when the last consumer-protocol member leaves; committed offsets are kept
-throughout. The pure conversions first, then the coordinator with a log the test holds."""
+classic again when the last consumer-protocol member leaves, or when a classic static
+member takes its place; committed offsets are kept throughout. The pure conversions
+first, then the coordinator with a log the test holds."""
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 from kio.schema.consumer_protocol_assignment.v0 import data as assignment_v0
 from kio.serial import entity_reader
 
-from kafkalite.coordinator.group.classic_members import must_rejoin
+from kafkalite.coordinator.group.assignors import ASSIGNORS
+from kafkalite.coordinator.group.classic_members import join, must_rejoin
 from kafkalite.coordinator.group.consumer_group import ConsumerGroup, ConsumerGroupState
 from kafkalite.coordinator.group.consumer_group_heartbeat import HeartbeatRequest
 from kafkalite.coordinator.group.consumer_group_records import replay
@@ -26,8 +29,8 @@ from kafkalite.coordinator.group.coordinator import GroupCoordinator
 from kafkalite.coordinator.group.group import Group, GroupState, Member
 from kafkalite.coordinator.group.group_migration import (
     MigrationPolicy,
+    all_members_use_classic_protocol_except,
     downgrade,
-    only_classic_members_remain,
     upgrade,
     upgrade_refusal,
 )
@@ -103,8 +106,9 @@ def mixed_group() -> ConsumerGroup:
 
 def test_when_the_last_consumer_member_leaves_the_classic_members_form_a_classic_group() -> None:
     group = mixed_group()
-    assert only_classic_members_remain(group, "c")
-    assert not only_classic_members_remain(group, "k1")
+    assert all_members_use_classic_protocol_except(group, "c")
+    assert not all_members_use_classic_protocol_except(group, "k1")  # k1 is classic itself
+    assert not all_members_use_classic_protocol_except(group, "gone")
     classic, records = downgrade(group, "c", FakeTopics(A=4), now_ms=77)
     assert (classic.state, classic.generation_id) == (GroupState.STABLE, 5)
     assert (classic.protocol_type, classic.protocol_name) == ("consumer", "range")
@@ -121,6 +125,52 @@ def test_when_the_last_consumer_member_leaves_the_classic_members_form_a_classic
     for key, value in records[:-1]:
         replay(groups, key, value)
     assert groups == {}  # every record of the consumer group is deleted
+
+
+def test_another_consumer_protocol_member_keeps_the_group_a_consumer_group() -> None:
+    group = mixed_group()
+    group.update_member(ConsumerGroupMember("c2", 5, 4))
+    assert not all_members_use_classic_protocol_except(group, "c")
+
+
+def static_join(*topics: str, member_id: str = "") -> JoinRequest:
+    """kafka-python's JoinGroup as static member ``i`` (v5+: no member id needed first)."""
+    return JoinRequest(
+        "g",
+        member_id,
+        "i",
+        "kp",
+        "h",
+        6000,
+        9000,
+        "consumer",
+        [("range", subscription(*topics))],
+        True,
+    )
+
+
+def test_a_classic_static_member_replacing_the_last_consumer_member_forms_a_classic_group() -> None:
+    """Kafka's ``classicGroupJoinToConsumerGroup`` with ``fromConsumerGroup``'s joining
+    member: the newcomer (k9, instance i) takes c's place, and the classic group holds k1
+    and k9 with the partitions c and k1 were to have, at the group epoch, stable."""
+    group = mixed_group()
+    group.update_member(replace(group.members["c"], instance_id="i", subscribed_topic_names=("A",)))
+    topics = FakeTopics(A=4)
+    joined = join(group, "k9", static_join("A"), topics, ASSIGNORS, 100)  # the JoinGroup's step
+    assert joined.member is not None and joined.member_epoch == 5
+    classic, records = downgrade(group, "c", topics, now_ms=77, joining=joined.member)
+    assert (classic.state, classic.generation_id, classic.leader_id) == (GroupState.STABLE, 5, "k1")
+    assert sorted(classic.members) == ["k1", "k9"] and classic.static_members == {"i": "k9"}
+    k9 = classic.members["k9"]  # its session, from its JoinGroup, starts now
+    assert (k9.session_timeout_ms, k9.last_heartbeat_ms) == (6000, 77)
+    assert partitions_of(k9.assignment) == {"A": {2, 3}}
+    assert partitions_of(classic.members["k1"].assignment) == {"A": {0, 1}}
+    removed = {key.get("member") for key, value in records if value is None} - {None}
+    assert removed == {"k1", "k9"}  # c's records went with the JoinGroup's replacement
+    groups = {"g": group}
+    for key, value in [*joined.records, *records[:-1]]:
+        replay(groups, key, value)
+    assert groups == {}
 
 
 def test_a_classic_member_rejoins_when_the_group_moves_on_or_its_partitions_are_free() -> None:
@@ -327,6 +377,86 @@ async def test_a_restarted_static_classic_member_takes_its_place_in_a_consumer_g
     with pytest.raises(KafkaError) as fenced:
         c.heartbeat("g", 1, old.member_id, "i-1")
     assert fenced.value.code == ErrorCode.fenced_instance_id
+
+
+async def static_consumer_alone(c: GroupCoordinator) -> None:
+    """A static member of the consumer protocol (c, instance i) holds all of A at epoch 1,
+    having committed offset 7 of A-0."""
+    answer = await c.consumer.heartbeat(
+        HeartbeatRequest(
+            "g", "c", 0, "i", rebalance_timeout_ms=5_000, subscribed_topic_names=("A",), owned={}
+        ),
+        1,
+    )
+    assert (answer.member_epoch, answer.assignment) == (1, {"id-A": frozenset({0, 1, 2, 3})})
+    await c.commit("g", 1, "c", {("A", 0): CommittedOffset(7, -1, None, 0)}, "i")
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("left_for_now", [True, False])
+async def test_a_classic_static_member_replacing_the_last_consumer_member_downgrades_at_once(
+    left_for_now: bool,
+) -> None:
+    """Kafka 4.0: the consumer-protocol member closed as a static member does (member epoch
+    -2: it keeps its place) or crashed; a kafka-python member with its instance id joins.
+    The group is classic at once, stable, the newcomer holding what c held: the JoinGroup
+    names no leader, the SyncGroup gives the partitions, heartbeats find no rebalance, and
+    the committed offset is there for it to resume from."""
+    topic, clock = FakeOffsetsTopic(), Clock()
+    c = make(topic, clock)
+    await static_consumer_alone(c)
+    if left_for_now:
+        await c.consumer.heartbeat(HeartbeatRequest("g", "c", -2, "i"), 1)
+    joined = await c.join(static_join("A"))
+    assert (joined.error, joined.generation_id, joined.leader, joined.members) == (
+        ErrorCode.none,
+        1,
+        "",
+        [],
+    )
+    assert "g" not in c.consumer.groups
+    classic = c.groups["g"]
+    assert (classic.state, classic.generation_id) == (GroupState.STABLE, 1)
+    assert list(classic.members) == [joined.member_id]
+    held = partitions_of(await c.sync("g", 1, joined.member_id, {}, "i"))
+    assert held == {"A": {0, 1, 2, 3}}
+    c.heartbeat("g", 1, joined.member_id, "i")  # no rebalance follows
+    assert c.fetch_offsets("g")[("A", 0)].offset == 7
+    with pytest.raises(KafkaError) as gone:  # c, had it been running still
+        await c.consumer.heartbeat(HeartbeatRequest("g", "c", 1, "i"), 1)
+    assert gone.value.code == ErrorCode.group_id_not_found
+    reloaded = make(topic, clock)  # the log agrees
+    assert reloaded.fetch_offsets("g")[("A", 0)].offset == 7
+    assert "g" in reloaded.groups and "g" not in reloaded.consumer.groups
+
+
+@pytest.mark.asyncio
+async def test_a_replacing_classic_member_with_another_subscription_rebalances_the_group() -> None:
+    """KAFKA-19546 (merged for Kafka 4.0.2): the newcomer subscribes to more than c did, so the
+    classic group rebalances at once; the JoinGroup's generation is 0 (not reconciled) and
+    the newcomer joins the rebalance, the group's leader this time."""
+    c = make(FakeOffsetsTopic(), Clock())
+    await static_consumer_alone(c)
+    joined = await c.join(static_join("A", "B"))
+    assert (joined.error, joined.generation_id) == (ErrorCode.none, 0)
+    assert c.groups["g"].state == GroupState.PREPARING_REBALANCE
+    again = await c.join(static_join("A", "B", member_id=joined.member_id))
+    assert (again.generation_id, again.leader) == (2, joined.member_id)
+
+
+@pytest.mark.asyncio
+async def test_with_downgrade_disabled_a_replaced_static_member_leaves_a_consumer_group() -> None:
+    """``group.consumer.migration.policy=upgrade``: the newcomer takes c's place and
+    partitions, as a classic member of what stays a consumer group."""
+    c = make(FakeOffsetsTopic(), Clock(), MigrationPolicy.UPGRADE)
+    await static_consumer_alone(c)
+    joined = await c.join(static_join("A"))
+    assert (joined.error, joined.generation_id) == (ErrorCode.none, 1)
+    assert "g" not in c.groups
+    assert list(c.consumer.groups["g"].members) == [joined.member_id]
+    assert c.consumer.groups["g"].members[joined.member_id].uses_classic_protocol
+    held = partitions_of(await c.sync("g", 1, joined.member_id, {}, "i"))
+    assert held == {"A": {0, 1, 2, 3}}
 
 
 @pytest.mark.asyncio
