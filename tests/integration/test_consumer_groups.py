@@ -351,6 +351,71 @@ def test_classic_and_consumer_groups_side_by_side(bootstrap: str, topic: str) ->
     assert kinds[classic] == ConsumerGroupType.CONSUMER
 
 
+def test_a_static_member_restarted_with_the_classic_protocol_downgrades_the_group(
+    cluster: Cluster, topic: str
+) -> None:
+    """Kafka 4.0 (``classicGroupJoinToConsumerGroup``): a librdkafka static member of the
+    consumer protocol (``group.instance.id``) reads and commits, then closes - a static
+    member's close only says "leaving for now" (member epoch -2), keeping its place and its
+    partitions; a kafka-python member with the same instance id joins. The group is classic
+    at once - no session timeout waited for, no rebalance - and the newcomer reads on from
+    the committed offsets."""
+    bootstrap = cluster.bootstrap_servers
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(10)
+    producer = Producer({"bootstrap.servers": bootstrap})
+
+    def write(prefix: bytes) -> None:
+        for i in range(20):
+            producer.produce(topic, b"%s%d" % (prefix, i), partition=i % 2)
+        producer.flush(20)
+
+    write(b"before")
+    group = f"restarted-{topic}"
+    modern = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "group.protocol": "consumer",
+            "group.instance.id": "app-1",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    modern.subscribe([topic])
+    assert len(_consume(modern, 20)) == 20
+    modern.commit(asynchronous=False)
+    assert _committed(admin, group, topic, 2) == [10, 10]
+    modern.close()
+    (away,) = _group_view(cluster, group)["members"]
+    assert (away["instance_id"], away["member_epoch"]) == ("app-1", -2)  # left for now
+    assert sorted(away["assigned"]) == [f"{topic}-0", f"{topic}-1"]
+
+    write(b"after")
+    classic = KafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        group_id=group,
+        group_instance_id="app-1",
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+    )
+    first_offsets: dict[int, int] = {}
+    deadline = time.monotonic() + 30
+    while len(first_offsets) < 2 and time.monotonic() < deadline:
+        for tp, records in classic.poll(timeout_ms=500).items():
+            first_offsets.setdefault(tp.partition, records[0].offset)
+    assert first_offsets == {0: 10, 1: 10}  # from the committed offsets, not "earliest"
+    seen = _group_view(cluster, group)
+    assert (seen["protocol"], seen["state"]) == ("classic", "Stable")
+    assert [m["instance_id"] for m in seen["members"]] == ["app-1"]
+    events = [e for e in group_events(bootstrap) if e.get("group") == group]
+    changes = [e["protocol"] for e in events if e["type"] == "group_protocol_changed"]
+    assert changes == ["classic"]
+    assert [e for e in events if e["type"] == "group_member_removed"] == []  # none timed out
+    classic.close()
+
+
 def test_a_consumer_group_outlives_its_coordinator(
     make_cluster3: Callable[..., Cluster], topic: str, tmp_path: Path
 ) -> None:
