@@ -74,7 +74,7 @@ c.DockerSpawner.remove = True  # the container goes when the server stops; the h
 c.DockerSpawner.volumes = {HOME_VOLUME: "/home/kafkalite"}
 c.DockerSpawner.cmd = ["kafkalite-lab"]
 c.DockerSpawner.extra_create_kwargs = {"labels": LABELS}
-c.DockerSpawner.mem_limit = os.environ.get("KAFKALITE_STUDENT_MEMORY") or "768M"
+c.DockerSpawner.mem_limit = os.environ.get("KAFKALITE_STUDENT_MEMORY") or "1024M"
 if os.environ.get("KAFKALITE_STUDENT_CPUS"):
     c.DockerSpawner.cpu_limit = float(os.environ["KAFKALITE_STUDENT_CPUS"])
 c.Spawner.default_url = "/lab"
