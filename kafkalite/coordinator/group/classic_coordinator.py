@@ -134,18 +134,21 @@ class ClassicGroupCoordinator:
     async def _rejoin_static(self, group: Group, member_id: str, req: JoinRequest) -> JoinResult:
         """A static member came back without its member id (KIP-345): it takes its old
         place under ``member_id``, and the old id is fenced. In a stable group whose
-        protocol it does not change, nobody else rebalances: it gets the generation it was
-        in, with the old leader id, so that it does not reassign even if it led; its
-        SyncGroup then returns its old assignment."""
+        selected protocol it does not change, nobody else rebalances: it gets the generation
+        it was in, with the old leader id, so that it does not reassign even if it led; its
+        SyncGroup then returns its old assignment. Its protocols' metadata may differ from
+        its older incarnation's (a cooperative member's owned partitions are empty after a
+        restart): as in Kafka (``updateStaticMemberThenRebalanceOrCompleteJoin``), only a
+        change of the group's protocol rebalances a stable group."""
         assert req.group_instance_id is not None
         old_leader = group.leader_id or ""
         old_member_id = group.replace_static_member(req.group_instance_id, member_id)
         self._fence(group, old_member_id)
         member = group.members[member_id]
         member.client_id, member.client_host = req.client_id, req.client_host
-        unchanged = member.protocols == req.protocols
         self._update(member, req)
         member.last_heartbeat_ms = self.now_ms()
+        unchanged = group.select_protocol() == group.protocol_name
         if group.state == GroupState.STABLE and unchanged:
             await self.manager.store_group(group)
             self.emit(
@@ -165,7 +168,7 @@ class ClassicGroupCoordinator:
                 member_id,
             )
         log.info(
-            "group %s: static member %s rejoins with a rebalance (group %s, protocols %s)",
+            "group %s: static member %s rejoins with a rebalance (group %s, protocol %s)",
             group.group_id,
             req.group_instance_id,
             group.state.name,

@@ -46,7 +46,11 @@ def make(clock: Clock, initial_delay_ms: int = 0) -> tuple[GroupCoordinator, Fak
 
 
 def join(
-    c: GroupCoordinator, member_id: str = "", instance: str | None = None, topics: tuple = ("t",)
+    c: GroupCoordinator,
+    member_id: str = "",
+    instance: str | None = None,
+    topics: tuple = ("t",),
+    metadata: bytes | None = None,
 ) -> asyncio.Task[JoinResult]:
     request = JoinRequest(
         group_id="g",
@@ -57,7 +61,7 @@ def join(
         session_timeout_ms=10_000,
         rebalance_timeout_ms=10_000,
         protocol_type="consumer",
-        protocols=[("range", subscription(*topics))],
+        protocols=[("range", subscription(*topics) if metadata is None else metadata)],
         require_known_member_id=True,
     )
     return asyncio.ensure_future(c.join(request))
@@ -98,6 +102,32 @@ async def test_a_static_member_that_restarts_gets_its_assignment_without_a_rebal
     with pytest.raises(KafkaError) as fenced:  # a's old incarnation is fenced
         c.heartbeat("g", 2, before["a"].member_id, "a")
     assert fenced.value.code == ErrorCode.fenced_instance_id
+
+
+def owning(*partitions: int) -> bytes:
+    """JoinGroup metadata that says which partitions of ``t`` the member owns (v3, as a
+    cooperative member writes it)."""
+    out = io.BytesIO()
+    out.write(struct.pack(">h", 3))
+    owned = (v3.TopicPartition(topic="t", partitions=partitions),) if partitions else ()
+    entity_writer(v3.ConsumerProtocolSubscription)(
+        out, v3.ConsumerProtocolSubscription(topics=("t",), owned_partitions=owned)
+    )
+    return out.getvalue()
+
+
+async def test_a_static_member_restarting_with_other_metadata_keeps_its_place() -> None:
+    """Its metadata differs from its older incarnation's (it owns nothing yet), not the
+    group's protocol: Kafka does not rebalance a stable group for that."""
+    c, _ = make(Clock())
+    a = await join(c, instance="a", metadata=owning())
+    await c.sync("g", 1, a.member_id, {a.member_id: b"for-a"})
+    a = await join(c, a.member_id, "a", metadata=owning(0))  # the leader rejoins: owns 0
+    await c.sync("g", 2, a.member_id, {a.member_id: b"for-a"})
+    rejoined = await join(c, instance="a", metadata=owning())  # restarted: owns nothing
+    assert (rejoined.error, rejoined.generation_id) == (ErrorCode.none, 2)
+    assert c.groups["g"].state == GroupState.STABLE
+    assert await c.sync("g", 2, rejoined.member_id, {}) == b"for-a"
 
 
 async def test_a_static_member_may_join_without_the_member_id_round_trip() -> None:
