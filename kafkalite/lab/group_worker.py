@@ -167,10 +167,15 @@ class ClassicClient:
             metadata_max_age_ms=5000,
         )
         never_auto_create(self.consumer._cluster)
-        # the topic's partitions known before the first JoinGroup: a first join without them
-        # assigns nothing and has to be followed by a second one at once
-        self.consumer.partitions_for_topic(args.topic)
         self.consumer.subscribe([args.topic], listener=Listener(log, self.consumer))
+        # The topic's partitions known before the first JoinGroup (a first join without them
+        # assigns nothing and has to be followed by a second one at once), and fetched only
+        # once subscribed: kafka-python records what its metadata says of the subscribed
+        # topics only when metadata arrives after subscribe(). Fetched before, the group's
+        # leader assigned from partitions its snapshot did not have, and the next metadata
+        # refresh made it join again at once: a second rebalance after every first join,
+        # which a static member restarting then joined instead of taking its place (lab 06).
+        self.consumer.partitions_for_topic(args.topic)
 
     def poll(self) -> list[Polled]:
         batches = self.consumer.poll(timeout_ms=POLL_TIMEOUT_MS)

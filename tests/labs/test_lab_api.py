@@ -204,8 +204,10 @@ def test_a_topic_made_afresh_keeps_its_shape_beside_open_clients(
 def test_a_group_worker_is_a_member_that_can_be_killed(
     make_cluster3: Callable[..., Cluster], monkeypatch
 ) -> None:
-    """Lab 06's members: two worker processes share a topic's partitions; the one killed
-    hands its partitions to the other, which processes what the dead one had not
+    """Lab 06's members: the first, alone, joins once (its own metadata refresh does not
+    make it, the group's leader, join again: that second rebalance once met lab 06's
+    restarted static member); two worker processes share a topic's partitions; the one
+    killed hands its partitions to the other, which processes what the dead one had not
     committed (and nothing is lost)."""
     cluster = make_cluster3()
     monkeypatch.setenv(ENV_DIR, cluster.spec.root)
@@ -218,6 +220,8 @@ def test_a_group_worker_is_a_member_that_can_be_killed(
             producer.send("work", b"job-%d" % i, partition=i % 2)
         producer.flush()
         first = lab.group_worker("first", "work", "workers", per_record_ms=100)
+        lab.wait_for(lambda: len(first.events("committed")) >= 2, 60, "first to commit twice")
+        assert [e["generation"] for e in first.events("assigned")] == [1]
         second = lab.group_worker("second", "work", "workers", per_record_ms=100)
         lab.wait_for(lambda: first.assignment() and second.assignment(), 60, "both assigned")
         redone = first.kill_mid_batch(lambda: lab.committed_offsets("workers", "work"))
