@@ -6,10 +6,10 @@ constructor (see ``handlers.registry``).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from kafkalite.network.frame_stream import FrameStream
 from kafkalite.protocol.codec import Request, VersionedSchema, response_schema
 
 
@@ -33,10 +33,10 @@ class Connection:
         this side closes it: a bad frame, the listener stopping)."""
         self._on_peer_closed.append(callback)
 
-    def close_here(self, writer: asyncio.StreamWriter) -> None:
+    def close_here(self, stream: FrameStream) -> None:
         """Close the connection from this side."""
         self.closing_here = True
-        writer.close()
+        stream.close()
 
     def closed(self, by_peer: bool) -> None:
         """The server saw the connection end; ``by_peer``: the other end closed it."""

@@ -1,5 +1,8 @@
 """The asyncio TCP server: frames in, handler calls, frames out.
 
+Each connection is a ``FrameStream`` (a bare ``asyncio.Protocol`` that splits reads into
+frames) served by a task of its own.
+
 Responses on a connection go back in request order, which is what Kafka guarantees and
 what idempotent producers rely on. Requests are served one at a time, except that
 consecutive Produce requests overlap (up to five read ahead): each appends in arrival
@@ -25,6 +28,7 @@ from kafkalite.broker.api_versions import unsupported_version_reply
 from kafkalite.broker.context import Connection, RequestContext
 from kafkalite.broker.control_plane_api import Controller, ServeLocallyError
 from kafkalite.broker.handler_registry import Handler, HandlerTable
+from kafkalite.network.frame_stream import FrameStream
 from kafkalite.network.send_frame import Frame, frame_bytes, send_frame
 from kafkalite.protocol.codec import (
     API_VERSIONS_KEY,
@@ -39,6 +43,7 @@ from kafkalite.protocol.codec import (
 )
 from kafkalite.protocol.error_response import error_response
 from kafkalite.protocol.errors import ErrorCode
+from kafkalite.protocol.framing import FrameSizeError
 
 T = TypeVar("T")
 RunOnMain = Callable[[Coroutine[Any, Any, Any]], Awaitable[Any]]
@@ -81,19 +86,28 @@ class KafkaServer:
         self.concurrent = concurrent
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
-        self._writers: set[asyncio.StreamWriter] = set()
+        self._streams: set[FrameStream] = set()
         self._requests: set[asyncio.Task[None]] = set()
 
     async def start(self, host: str, port: int) -> None:
-        self._server = await asyncio.start_server(self._serve, host, port, reuse_address=True)
+        self._server = await asyncio.get_running_loop().create_server(
+            self._accept, host, port, reuse_address=True
+        )
+
+    def _accept(self) -> FrameStream:
+        return FrameStream(self.max_request_bytes, self._connected)
+
+    def _connected(self, stream: FrameStream) -> None:
+        self._streams.add(stream)
+        self._connections.add(asyncio.create_task(self._serve(stream)))
 
     async def stop(self, grace_s: float = 0.5) -> None:
         """Stop accepting and close every connection; a connection whose request is still
         running after ``grace_s`` (a Produce waiting for acks, a JoinGroup) is cancelled."""
         if self._server is not None:
             self._server.close()
-        for writer in list(self._writers):
-            writer.close()
+        for stream in list(self._streams):
+            stream.close()
         if self._connections:
             await asyncio.wait(list(self._connections), timeout=grace_s)
         remaining = [*self._connections, *self._requests]
@@ -102,19 +116,17 @@ class KafkaServer:
         if remaining:
             await asyncio.wait(remaining, timeout=grace_s)
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _serve(self, stream: FrameStream) -> None:
         task = asyncio.current_task()
         assert task is not None
-        self._connections.add(task)
-        self._writers.add(writer)
-        connection = Connection(_peer_name(writer))
+        connection = Connection(stream.peer_name())
         peer = connection.peer
         by_peer = False
         try:
-            await self._loop(reader, writer, connection)
-        except ConnectionClosed as exc:
+            await self._loop(stream, connection)
+        except (ConnectionClosed, FrameSizeError) as exc:
             log.info("closing connection from %s: %s", peer, exc)
-        except (ConnectionError, asyncio.IncompleteReadError):
+        except ConnectionError:
             by_peer = not connection.closing_here  # the client hung up, or its process is gone
         except asyncio.CancelledError:
             pass  # the listener stops: this connection's task ends quietly, as it began
@@ -122,25 +134,15 @@ class KafkaServer:
             log.exception("closing connection from %s after an internal error", peer)
         finally:
             self._connections.discard(task)
-            self._writers.discard(writer)
+            self._streams.discard(stream)
             connection.closed(by_peer)
-            await self._close(writer)
+            await self._close(stream)
 
-    async def _read_frame(self, reader: asyncio.StreamReader) -> bytes:
-        size = _SIZE.unpack(await reader.readexactly(4))[0]
-        if size < 0 or size > self.max_request_bytes:
-            raise ConnectionClosed(
-                f"frame of {size} bytes exceeds socket.request.max.bytes ({self.max_request_bytes})"
-            )
-        return await reader.readexactly(size)
-
-    async def _loop(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, connection: Connection
-    ) -> None:
+    async def _loop(self, stream: FrameStream, connection: Connection) -> None:
         if self.concurrent:
             while True:
-                frame = await self._read_frame(reader)
-                task = asyncio.create_task(self._respond(frame, connection, writer))
+                frame = await stream.read_frame()
+                task = asyncio.create_task(self._respond(frame, connection, stream))
                 self._requests.add(task)
                 task.add_done_callback(self._requests.discard)
         # Client listener: responses strictly in request order. A Produce runs as a task
@@ -150,10 +152,10 @@ class KafkaServer:
         # each. Every other request waits until everything before it is answered, then is
         # served right here, in the connection's own task, as if served one at a time: no
         # task, no queue and no extra wake-up for it.
-        produced = _OverlappingProduces(writer, connection)
+        produced = _OverlappingProduces(stream, connection)
         try:
             while True:
-                frame = await self._read_frame(reader)
+                frame = await stream.read_frame()
                 try:
                     decoded = self._decode(frame, connection.peer)
                 except ConnectionClosed:
@@ -169,29 +171,27 @@ class KafkaServer:
                     else await self._run(*decoded, frame, connection)
                 )
                 if response is not None:
-                    await send_frame(writer, response)
-        except (ConnectionError, asyncio.IncompleteReadError):
+                    await send_frame(stream, response)
+        except ConnectionError:
             produced.raise_failure()  # why this side closed it, if it did
             raise
         finally:
             produced.close()
 
-    async def _respond(
-        self, frame: bytes, connection: Connection, writer: asyncio.StreamWriter
-    ) -> None:
+    async def _respond(self, frame: bytes, connection: Connection, stream: FrameStream) -> None:
         peer = connection.peer
         try:
             response = await self._handle(frame, connection)
         except ConnectionClosed as exc:
             log.info("closing connection from %s: %s", peer, exc)
-            connection.close_here(writer)
+            connection.close_here(stream)
             return
         except Exception:
             log.exception("closing connection from %s after an internal error", peer)
-            connection.close_here(writer)
+            connection.close_here(stream)
             return
-        if response is not None and not writer.is_closing():
-            writer.write(frame_bytes(response))
+        if response is not None and not stream.is_closing():
+            stream.write(frame_bytes(response))
 
     async def _handle(self, frame: bytes, connection: Connection) -> Frame | None:
         decoded = self._decode(frame, connection.peer)
@@ -291,10 +291,10 @@ class KafkaServer:
         return error_response(response_cls, request.body, ErrorCode.unknown_server_error, message)
 
     @staticmethod
-    async def _close(writer: asyncio.StreamWriter) -> None:
-        writer.close()
+    async def _close(stream: FrameStream) -> None:
+        stream.close()
         with contextlib.suppress(Exception):
-            await writer.wait_closed()
+            await stream.wait_closed()
 
 
 class _OverlappingProduces:
@@ -303,8 +303,8 @@ class _OverlappingProduces:
     connection (its task raises), the sender closes it at once, rather than at the
     client's next request, which may never come."""
 
-    def __init__(self, writer: asyncio.StreamWriter, connection: Connection) -> None:
-        self._writer = writer
+    def __init__(self, stream: FrameStream, connection: Connection) -> None:
+        self._stream = stream
         self._connection = connection
         self._queue: asyncio.Queue[asyncio.Task[Frame | None]] = asyncio.Queue(MAX_IN_FLIGHT)
         self._unsent = 0
@@ -347,14 +347,14 @@ class _OverlappingProduces:
         while True:
             response = await (await self._queue.get())
             if response is not None:
-                await send_frame(self._writer, response)
+                await send_frame(self._stream, response)
             self._unsent -= 1
             if not self._unsent:
                 self._all_sent.set()
 
     def _stopped(self, sender: asyncio.Task[None]) -> None:
         if not sender.cancelled() and sender.exception() is not None:
-            self._connection.close_here(self._writer)
+            self._connection.close_here(self._stream)
 
     def close(self) -> None:
         """Whatever is left ends with the connection; its errors (the client hung up
@@ -380,8 +380,3 @@ def _abridged(body: Any, limit: int = 2000) -> str:
 
 async def _awaited(work: Awaitable[T]) -> T:
     return await work
-
-
-def _peer_name(writer: asyncio.StreamWriter) -> str:
-    peer = writer.get_extra_info("peername")
-    return f"{peer[0]}:{peer[1]}" if peer else "?"

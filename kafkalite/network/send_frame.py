@@ -22,6 +22,7 @@ import io
 import os
 from collections.abc import Sized
 
+from kafkalite.network.frame_stream import FrameStream
 from kafkalite.storage.file_records import FileRecords
 
 Frame = bytes | list[bytes | Sized]
@@ -31,19 +32,26 @@ class TruncatedFileError(ConnectionError):
     """A slice's file ended before the slice did: its frame cannot be completed."""
 
 
-async def send_frame(writer: asyncio.StreamWriter, frame: Frame) -> None:
-    """Write ``frame`` (bytes, or parts), then wait until the transport can take more."""
+async def send_frame(writer: FrameStream, frame: Frame) -> None:
+    """Write ``frame`` (bytes, or parts), then wait until the transport can take more.
+    Consecutive byte parts go in one write (one ``send``), not one each."""
     if isinstance(frame, bytes):
         writer.write(frame)
     else:
         try:
+            pending: list[bytes | bytearray | memoryview] = []
             for part in frame:
                 if isinstance(part, FileRecords):
+                    if pending:
+                        writer.write(b"".join(pending))
+                        pending.clear()
                     await _send_file(writer, part)
                 elif isinstance(part, bytes | bytearray | memoryview):
-                    writer.write(part)
+                    pending.append(part)
                 else:
                     raise TypeError(f"cannot send a {type(part).__name__}")
+            if pending:
+                writer.write(b"".join(pending))
         finally:
             for part in frame:
                 if isinstance(part, FileRecords):
@@ -69,7 +77,7 @@ def frame_bytes(frame: Frame) -> bytes:
     return bytes(out)
 
 
-async def _send_file(writer: asyncio.StreamWriter, records: FileRecords) -> None:
+async def _send_file(writer: FrameStream, records: FileRecords) -> None:
     transport = writer.transport
     if transport.is_closing():
         raise ConnectionResetError("the connection closed before the records were sent")

@@ -1,0 +1,178 @@
+"""``FrameStream``: one accepted connection as frames in and bytes out, on a bare
+``asyncio.Protocol``.
+
+asyncio's streams cost more per request than a small request's handler: two
+``readexactly`` calls (each a coroutine, a buffer slice and a wake-up check), the
+``StreamReader``'s buffer copies, and a ``drain`` coroutine per response. Here the
+protocol splits each read into frames as it arrives (``protocol.framing``) and the
+connection's task takes them one by one, waking only when none is queued; a response is
+written straight to the transport, and ``drain`` waits only while the transport has
+asked to stop (``pause_writing``), which is when a peer does not read.
+
+Back-pressure both ways, as with streams: reading pauses once more than
+``READ_AHEAD_BYTES`` of whole frames wait to be taken (so at most that and one read, 256
+KiB, are held; a client that sends faster than its requests are served is held at TCP),
+and resumes as they are taken; a connection's task writes nothing more while its peer
+does not read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+
+from kafkalite.protocol.framing import FrameSplitter
+
+READ_AHEAD_BYTES = 1 << 17
+"""Whole frames a connection may hold unread before it stops reading the socket (what
+an asyncio ``StreamReader`` holds, twice its 64 KiB limit)."""
+
+
+class FrameStream(asyncio.Protocol):
+    """Owned by the event loop of the listener that accepted it."""
+
+    def __init__(self, max_frame_bytes: int, on_connected: Callable[[FrameStream], None]) -> None:
+        """``on_connected``: called with this stream once its transport is set (the
+        listener starts the connection's task there)."""
+        self._on_connected = on_connected
+        self._splitter = FrameSplitter(max_frame_bytes)
+        self._frames: deque[bytes] = deque()
+        self._queued_bytes = 0
+        self._reading_paused = False
+        self._ended: Exception | None = None
+        """Why no frame follows those queued: EOF, a lost connection, a bad size."""
+        self._waiter: asyncio.Future[None] | None = None
+        self._drained: asyncio.Future[None] | None = None
+        self._writing_paused = False
+        self._lost = False
+        self._closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.transport: asyncio.Transport
+
+    # --- asyncio.Protocol's callbacks -------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self._on_connected(self)
+
+    def data_received(self, data: bytes) -> None:
+        splitter = self._splitter
+        frames = splitter.feed(data)
+        if frames:
+            self._frames.extend(frames)
+            self._queued_bytes += sum(map(len, frames))
+            if self._queued_bytes > READ_AHEAD_BYTES and not self._reading_paused:
+                self._reading_paused = True
+                self.transport.pause_reading()
+        if splitter.error is not None:
+            self._end(splitter.error)
+            if not self._reading_paused:
+                self._reading_paused = True
+                self.transport.pause_reading()  # nothing after a bad size is read
+        elif frames:
+            self._wake()
+
+    def eof_received(self) -> bool:
+        """The peer will send no more: the frames queued are still served and answered
+        (keeping the transport open for that), then the connection ends."""
+        self._end(ConnectionResetError("the peer closed the connection"))
+        return True
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """Frames not yet taken are dropped: no one is left to answer."""
+        self._lost = True
+        self._frames.clear()
+        self._queued_bytes = 0
+        self._end(exc if exc is not None else ConnectionResetError("the connection was closed"))
+        drained = self._drained
+        if drained is not None and not drained.done():
+            drained.set_result(None)
+        if not self._closed.done():
+            self._closed.set_result(None)
+
+    def pause_writing(self) -> None:
+        self._writing_paused = True
+
+    def resume_writing(self) -> None:
+        self._writing_paused = False
+        drained = self._drained
+        if drained is not None and not drained.done():
+            drained.set_result(None)
+
+    # --- what the connection's task uses ----------------------------------------------
+
+    async def read_frame(self) -> bytes:
+        """The next frame (without its size prefix). Raises ``ConnectionError`` when the
+        peer closed or the connection was lost, ``FrameSizeError`` at a bad size; both
+        once the frames before are taken."""
+        frames = self._frames
+        while not frames:
+            if self._ended is not None:
+                raise self._ended
+            if self._reading_paused and self._splitter.error is None:
+                self._reading_paused = False
+                self.transport.resume_reading()
+            waiter = self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+        frame = frames.popleft()
+        self._queued_bytes -= len(frame)
+        if (
+            self._reading_paused
+            and self._queued_bytes <= READ_AHEAD_BYTES
+            and self._splitter.error is None
+        ):
+            self._reading_paused = False
+            self.transport.resume_reading()
+        return frame
+
+    @property
+    def queued_bytes(self) -> int:
+        """Whole frames received and not yet taken."""
+        return self._queued_bytes
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self.transport.write(data)
+
+    async def drain(self) -> None:
+        """Wait while the peer does not read what was written (``pause_writing``).
+        Raises ``ConnectionResetError`` once the connection is lost."""
+        if self._lost:
+            raise ConnectionResetError("the connection was lost")
+        while self._writing_paused:
+            drained = self._drained = asyncio.get_running_loop().create_future()
+            try:
+                await drained
+            finally:
+                self._drained = None
+            if self._lost:
+                raise ConnectionResetError("the connection was lost")
+
+    def is_closing(self) -> bool:
+        return self.transport.is_closing()
+
+    def close(self) -> None:
+        self.transport.close()
+
+    async def wait_closed(self) -> None:
+        await self._closed
+
+    def peer_name(self) -> str:
+        peer = self.transport.get_extra_info("peername")
+        return f"{peer[0]}:{peer[1]}" if peer else "?"
+
+    # ----------------------------------------------------------------------------------
+
+    def _end(self, reason: Exception) -> None:
+        """No frame follows those queued; the first reason is the one that counts."""
+        if self._ended is None:
+            self._ended = reason
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)

@@ -1,0 +1,71 @@
+"""Splitting a byte stream into size-prefixed frames, however the reads cut it."""
+
+from __future__ import annotations
+
+import itertools
+import struct
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kafkalite.protocol.framing import FrameSizeError, FrameSplitter
+
+pytestmark = pytest.mark.unit
+
+
+def framed(*payloads: bytes) -> bytes:
+    return b"".join(struct.pack(">i", len(p)) + p for p in payloads)
+
+
+def test_whole_frames_in_one_read() -> None:
+    splitter = FrameSplitter(100)
+    assert splitter.feed(framed(b"one", b"", b"three")) == [b"one", b"", b"three"]
+    assert splitter.buffered == 0
+
+
+def test_a_frame_cut_across_reads_is_kept_until_whole() -> None:
+    splitter = FrameSplitter(100)
+    data = framed(b"first", b"second")
+    assert splitter.feed(data[:2]) == []  # half a size
+    assert splitter.feed(data[2:7]) == []  # the size and one byte
+    assert splitter.buffered == 7
+    assert splitter.feed(data[7:12]) == [b"first"]  # and the next one's first three bytes
+    assert splitter.buffered == 3
+    assert splitter.feed(data[12:]) == [b"second"]
+    assert splitter.buffered == 0
+
+
+@given(
+    payloads=st.lists(st.binary(max_size=40), max_size=8),
+    cuts=st.lists(st.integers(0, 400), max_size=10),
+)
+@settings(max_examples=200, deadline=None)
+def test_any_cutting_gives_the_same_frames(payloads: list[bytes], cuts: list[int]) -> None:
+    data = framed(*payloads)
+    bounds = sorted({0, len(data), *(c for c in cuts if c < len(data))})
+    splitter = FrameSplitter(40)
+    out = []
+    for start, end in itertools.pairwise(bounds):
+        out += splitter.feed(data[start:end])
+    assert out == payloads
+    assert splitter.buffered == 0
+    assert splitter.error is None
+
+
+def test_a_size_over_the_limit_ends_the_stream_after_the_frames_before_it() -> None:
+    """Refused at its size, before any of it is buffered (a client cannot make the broker
+    hold more than ``socket.request.max.bytes``); the frames before it are still served."""
+    splitter = FrameSplitter(10)
+    assert splitter.feed(framed(b"ok") + struct.pack(">i", 11) + b"x") == [b"ok"]
+    assert isinstance(splitter.error, FrameSizeError)
+    assert str(splitter.error) == "frame of 11 bytes exceeds socket.request.max.bytes (10)"
+    assert splitter.buffered == 0
+    assert splitter.feed(framed(b"later")) == []  # nothing after it is read
+
+
+def test_a_negative_size_ends_the_stream() -> None:
+    splitter = FrameSplitter(10)
+    assert splitter.feed(struct.pack(">i", -1)) == []
+    assert splitter.error is not None
+    assert splitter.error.size == -1
