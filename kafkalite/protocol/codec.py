@@ -36,6 +36,9 @@ API_VERSIONS_KEY = 18
 _API_KEY_AND_VERSION = struct.Struct(">hh")
 _SIZE = struct.Struct(">i")
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+_MILLISECOND = datetime.timedelta(milliseconds=1)
+"""Dividing by it gives whole milliseconds exactly, where ``total_seconds() * 1000`` goes
+through a float and may end one below (527555401 ms read back as 527555400)."""
 
 
 def api_name(api_key: int) -> str:
@@ -279,5 +282,5 @@ def millis(value: datetime.timedelta | datetime.datetime | None) -> int:
     if value is None:
         return -1
     if isinstance(value, datetime.timedelta):
-        return int(value.total_seconds() * 1000)
-    return int((value - _EPOCH).total_seconds() * 1000)
+        return value // _MILLISECOND
+    return (value - _EPOCH) // _MILLISECOND

@@ -29,7 +29,7 @@ from kio.schema.fetch_snapshot.v0 import response as snap_res
 from kio.schema.vote.v2 import request as vote_req
 from kio.schema.vote.v2 import response as vote_res
 
-from kafkalite.protocol.codec import build
+from kafkalite.protocol.codec import build, millis
 from kafkalite.protocol.fetch_response import NONE, PartitionTags, encode_fetch_response
 from kafkalite.protocol.record_batch import iter_batches
 from kafkalite.protocol.records import Record, build_batch, decode_records
@@ -388,7 +388,7 @@ def _decode_fetches(entity: Any, p: Any) -> m.Message:
                 int(p.fetch_offset),
                 int(p.last_fetched_epoch),
                 int(p.log_start_offset),
-                int(entity.max_wait.total_seconds() * 1000),
+                millis(entity.max_wait),
             )
         case fetch_res.FetchResponse():
             diverging = (

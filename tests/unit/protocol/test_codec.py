@@ -125,3 +125,12 @@ def test_build_drops_fields_a_version_lacks_and_converts_times() -> None:
     )
     assert millis(datetime.timedelta(seconds=2)) == 2000
     assert millis(None) == -1
+
+
+def test_millis_are_exact() -> None:
+    """Whole milliseconds read back whole: through ``total_seconds() * 1000`` (a float)
+    527555401 ms came back as 527555400 (found by the quorum Fetch's property test)."""
+    for ms in (527555401, 2**31 - 1, -(2**31), 1, 0):
+        assert millis(datetime.timedelta(milliseconds=ms)) == ms
+    epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+    assert millis(epoch + datetime.timedelta(milliseconds=1_764_400_000_123)) == 1_764_400_000_123
