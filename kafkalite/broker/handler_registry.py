@@ -32,8 +32,12 @@ from kafkalite.protocol.api_keys import ApiKeys
 
 if TYPE_CHECKING:
     from kafkalite.broker.context import RequestContext
+    from kafkalite.protocol.codec import Request
 
 HandlerFn = Callable[["RequestContext", Any], Awaitable[Any]]
+HandDecoder = Callable[[bytes], "Request | None"]
+"""Reads a frame by hand (issue 29 allows it for Produce and Fetch), or gives ``None`` for
+kio to read it: the handler then takes whatever body either gives."""
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
 
@@ -51,6 +55,7 @@ class ApiSpec:
     min_version: int
     max_version: int
     forward: bool = False
+    decode: HandDecoder | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +65,7 @@ class Handler:
     max_version: int
     fn: HandlerFn
     forward: bool = False
+    decode: HandDecoder | None = None
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
@@ -75,9 +81,10 @@ def _mark(
     min_version: int,
     max_version: int,
     forward: bool,
+    decode: HandDecoder | None = None,
 ) -> Callable[[F], F]:
     def mark(fn: F) -> F:
-        spec = ApiSpec(listener, api_key, min_version, max_version, forward)
+        spec = ApiSpec(listener, api_key, min_version, max_version, forward, decode)
         _MARKS.setdefault(fn, []).append(spec)
         return fn
 
@@ -92,9 +99,12 @@ def api(
     return _mark(Listener.CLIENT, api_key, min_version, max_version, forward)
 
 
-def controller_api(api_key: ApiKeys, min_version: int, max_version: int) -> Callable[[F], F]:
-    """Mark a method as the controller listener's handler of an API."""
-    return _mark(Listener.CONTROLLER, api_key, min_version, max_version, False)
+def controller_api(
+    api_key: ApiKeys, min_version: int, max_version: int, *, decode: HandDecoder | None = None
+) -> Callable[[F], F]:
+    """Mark a method as the controller listener's handler of an API; ``decode``: its
+    requests are read by hand where that reads them."""
+    return _mark(Listener.CONTROLLER, api_key, min_version, max_version, False, decode)
 
 
 def api_specs(family: type) -> Iterator[tuple[str, ApiSpec]]:
@@ -131,7 +141,14 @@ class HandlerTable(dict[int, Handler]):
             if spec.listener is listener:
                 fn = getattr(family, name)
                 self.add(
-                    Handler(spec.api_key, spec.min_version, spec.max_version, fn, spec.forward)
+                    Handler(
+                        spec.api_key,
+                        spec.min_version,
+                        spec.max_version,
+                        fn,
+                        spec.forward,
+                        spec.decode,
+                    )
                 )
 
     def of(self, api_key: ApiKeys) -> Handler:

@@ -49,6 +49,7 @@ T = TypeVar("T")
 RunOnMain = Callable[[Coroutine[Any, Any, Any]], Awaitable[Any]]
 log = logging.getLogger(__name__)
 _SIZE = struct.Struct(">i")
+_API_KEY_AND_VERSION = struct.Struct(">hh")
 PRODUCE_KEY = 0
 MAX_IN_FLIGHT = 5  # requests read ahead on one connection (librdkafka sends up to 5)
 
@@ -224,7 +225,8 @@ class KafkaServer:
         except ConnectionClosed:
             raise
         except Exception as exc:
-            body = self._failed(request, peer, exc)
+            asked = decode_request(frame) if handler.decode is not None else request
+            body = self._failed(request, asked.body, peer, exc)
         if body is None:
             return None
         if isinstance(body, EncodedResponse):
@@ -237,7 +239,7 @@ class KafkaServer:
         version this broker does not speak is logged at INFO with the API and version,
         so that a client's silent disconnect has a visible cause."""
         try:
-            request = decode_request(frame)
+            request = self._read_by_hand(frame) or decode_request(frame)
         except UnsupportedApiError as exc:
             return self._unsupported(exc.api_key, exc.api_version, exc.correlation_id, peer)
         except MalformedRequestError as exc:
@@ -248,6 +250,15 @@ class KafkaServer:
                 request.api_key, request.api_version, request.correlation_id, peer
             )
         return request, handler
+
+    def _read_by_hand(self, frame: bytes) -> Request | None:
+        """The request, if its handler reads it by hand and that reads it (a quorum Fetch)."""
+        if len(frame) < _API_KEY_AND_VERSION.size:
+            return None
+        handler = self.handlers.get(_API_KEY_AND_VERSION.unpack_from(frame)[0])
+        if handler is None or handler.decode is None:
+            return None
+        return handler.decode(frame)
 
     def _unsupported(
         self, api_key: int, api_version: int, correlation_id: int | None, peer: str
@@ -268,10 +279,11 @@ class KafkaServer:
         raise ConnectionClosed(what)
 
     @staticmethod
-    def _failed(request: Request, peer: str, exc: Exception) -> Any:
+    def _failed(request: Request, asked: Any, peer: str, exc: Exception) -> Any:
         """A handler raised: answer UNKNOWN_SERVER_ERROR for this request, as Kafka does,
         and log it once with the request. An acks=0 Produce expects no answer: its
-        connection is closed instead, which is how Kafka tells such a producer."""
+        connection is closed instead, which is how Kafka tells such a producer.
+        ``asked``: the request's body as kio reads it (the answer's shape follows it)."""
         name = type(request.body).__name__
         log.error(
             "%s v%d (correlation id %d) from %s, client %r, failed; answering "
@@ -288,7 +300,7 @@ class KafkaServer:
             raise ConnectionClosed(f"{name} with acks=0 failed: {exc!r}") from exc
         response_cls = response_class(request.api_key, request.api_version)
         message = f"{type(exc).__name__}: {exc}"
-        return error_response(response_cls, request.body, ErrorCode.unknown_server_error, message)
+        return error_response(response_cls, asked, ErrorCode.unknown_server_error, message)
 
     @staticmethod
     async def _close(stream: FrameStream) -> None:
