@@ -17,6 +17,7 @@ where older versions describe it as Dead.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from kafkalite.broker.context import RequestContext
@@ -28,7 +29,13 @@ from kafkalite.coordinator.group.join_group import JoinRequest, JoinResult
 from kafkalite.coordinator.partitioning import partition_for
 from kafkalite.metadata.image import MetadataImage
 from kafkalite.protocol.api_keys import ApiKeys
-from kafkalite.protocol.codec import millis
+from kafkalite.protocol.codec import (
+    EncodedResponse,
+    encode_body,
+    frame_with_body,
+    millis,
+    response_schema,
+)
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
 GROUP_KEY = 0
@@ -197,7 +204,9 @@ class GroupApis:
             # Kafka answers a heartbeat blindly while the group's partition loads
             loading = exc.code == ErrorCode.coordinator_load_in_progress
             error = ErrorCode.none if loading else exc.code
-        return ctx.schema.HeartbeatResponse(throttle_time=0, error_code=error)
+        body = _heartbeat_answer(ctx.version, error)
+        frame = frame_with_body(ApiKeys.HEARTBEAT, ctx.version, ctx.request.correlation_id, body)
+        return EncodedResponse([frame])
 
     @api(ApiKeys.LEAVE_GROUP, 0, 5)
     async def leave_group(self, ctx: RequestContext, request: Any) -> Any:
@@ -330,3 +339,12 @@ class GroupApis:
             for g in request.groups_names
         ]
         return s.DeleteGroupsResponse(throttle_time=0, results=tuple(results))
+
+
+@cache
+def _heartbeat_answer(version: int, error: ErrorCode) -> bytes:
+    """A Heartbeat's answer body, encoded by kio once per version and error code: it
+    carries nothing else (no throttling here), and building and writing kio's objects
+    for it cost more than the rest of the request."""
+    schema = response_schema(ApiKeys.HEARTBEAT, version)
+    return encode_body(schema.HeartbeatResponse(throttle_time=0, error_code=error))
