@@ -4,12 +4,19 @@ the same key always lands on the same coordinator, whichever broker is asked."""
 
 from __future__ import annotations
 
+import struct
+from functools import lru_cache
 
+
+@lru_cache(maxsize=4096)
 def java_string_hash(value: str) -> int:
-    """Java's ``String.hashCode`` over UTF-16 code units, as a signed 32-bit int."""
+    """Java's ``String.hashCode`` over UTF-16 code units, as a signed 32-bit int. Kept
+    for the keys seen last: every Heartbeat, commit and fetch of offsets asks it for its
+    group id, and a class has few."""
+    data = value.encode("utf-16-be")
     h = 0
-    for unit in value.encode("utf-16-be").hex(" ", 2).split():
-        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
+    for unit in struct.unpack(f">{len(data) // 2}H", data):
+        h = (31 * h + unit) & 0xFFFFFFFF
     return h - (1 << 32) if h & 0x80000000 else h
 
 
