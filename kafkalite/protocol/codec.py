@@ -30,7 +30,7 @@ from kio.schema.index import api_key_map
 from kio.schema.response_header.v0.header import ResponseHeader as ResponseHeaderV0
 from kio.schema.response_header.v1.header import ResponseHeader as ResponseHeaderV1
 from kio.serial import entity_reader, entity_writer
-from kio.static.protocol import RequestHeader, RequestPayload, ResponsePayload
+from kio.static.protocol import RequestPayload, ResponsePayload
 
 API_VERSIONS_KEY = 18
 _API_KEY_AND_VERSION = struct.Struct(">hh")
@@ -66,19 +66,23 @@ class MalformedRequestError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Request:
+    """A request as read: its header's fields and its body (kio's entity)."""
+
     api_key: int
     api_version: int
-    header: RequestHeader
+    correlation_id: int
+    client_id: str | None
     body: Any
     trailing_bytes: int = 0
 
-    @property
-    def correlation_id(self) -> int:
-        return int(self.header.correlation_id)
 
-    @property
-    def client_id(self) -> str | None:
-        return self.header.client_id
+REPEATED_APIS = frozenset({3, 12})
+"""Metadata and Heartbeat: the requests a client sends again and again with the same bytes
+but the correlation id (each member of a group heartbeats every few seconds). kio reads
+each such request once; ``decode_request`` then reuses its reading, kept for the last
+``REPEATED_KEPT`` distinct ones (kio's entities are frozen: a handler cannot change them)."""
+REPEATED_KEPT = 1024
+_read_before: dict[bytes, tuple[str | None, Any, int]] = {}
 
 
 def peek_api(frame: bytes) -> tuple[int, int, int | None]:
@@ -111,6 +115,22 @@ def response_class(api_key: int, api_version: int) -> type[ResponsePayload]:
 def decode_request(frame: bytes) -> Request:
     """Decode one frame (without its size prefix)."""
     api_key, api_version, correlation_id = peek_api(frame)
+    if api_key not in REPEATED_APIS or correlation_id is None:
+        return _decode_request(frame, api_key, api_version, correlation_id)
+    same = frame[:4] + frame[8:]  # all but the correlation id
+    known = _read_before.get(same)
+    if known is not None:
+        return Request(api_key, api_version, correlation_id, *known)
+    request = _decode_request(frame, api_key, api_version, correlation_id)
+    if len(_read_before) >= REPEATED_KEPT:
+        del _read_before[next(iter(_read_before))]  # the first kept
+    _read_before[same] = (request.client_id, request.body, request.trailing_bytes)
+    return request
+
+
+def _decode_request(
+    frame: bytes, api_key: int, api_version: int, correlation_id: int | None
+) -> Request:
     schema = _request_schema(api_key, api_version)
     if schema is None:
         raise UnsupportedApiError(api_key, api_version, correlation_id)
@@ -123,7 +143,8 @@ def decode_request(frame: bytes) -> Request:
         raise MalformedRequestError(f"cannot decode {schema.__name__}: {exc}") from exc
     # Bytes after the body are ignored, as Kafka ignores them: librdkafka 2.0 ended its
     # flexible requests with one tagged-field section too many, and Kafka answered them.
-    return Request(api_key, api_version, header, body, len(frame) - header_size - body_size)
+    trailing = len(frame) - header_size - body_size
+    return Request(api_key, api_version, header.correlation_id, header.client_id, body, trailing)
 
 
 @dataclass(frozen=True, slots=True)

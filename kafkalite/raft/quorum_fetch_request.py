@@ -1,7 +1,7 @@
 """A voter's Fetch request (Fetch v15) read by hand, straight into the Raft core's message.
 
 The quorum leader answers a Fetch from each voter every few milliseconds at most, and
-reading one through kio (a header object, the request's tree of five phantom-typed
+reading one through kio (a header object and the request's tree of five phantom-typed
 objects) then ``wire.decode`` (the tree to ``raft.messages.FetchRequest``) cost more than
 answering it. Issue 29 allows a hand path for Fetch only; kio stays the reference:
 ``tests/unit/raft/test_quorum_fetch_request.py`` checks, for random requests of the
@@ -30,8 +30,6 @@ kio's errors. The frame, without its size, in header v2 then the body::
 from __future__ import annotations
 
 import struct
-
-from kio.schema.request_header.v2.header import RequestHeader
 
 from kafkalite.protocol.codec import Request
 from kafkalite.raft import messages as m
@@ -92,13 +90,8 @@ def _decode(frame: bytes) -> Request:
         log_start_offset,
         max_wait_ms,
     )
-    header = RequestHeader(
-        request_api_key=api_key,
-        request_api_version=api_version,
-        correlation_id=correlation_id,
-        client_id=client_id,
-    )
-    return Request(FETCH_KEY, QUORUM_FETCH_VERSION, header, message, len(frame) - end)
+    trailing = len(frame) - end
+    return Request(FETCH_KEY, QUORUM_FETCH_VERSION, correlation_id, client_id, message, trailing)
 
 
 def _tagged_replica_id(frame: bytes, position: int) -> tuple[int, int]:

@@ -9,11 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kio.index import UnknownEntity, load_response_schema
+from kio.schema.heartbeat.v4.request import HeartbeatRequest
 from kio.schema.index import api_key_map
 from kio.schema.metadata.v0.request import MetadataRequest as MetadataRequestV0
 from kio.schema.metadata.v12.request import MetadataRequest, MetadataRequestTopic
 from kio.serial import entity_writer
 
+from kafkalite.protocol import codec
 from kafkalite.protocol.codec import (
     MalformedRequestError,
     UnsupportedApiError,
@@ -134,3 +136,23 @@ def test_millis_are_exact() -> None:
         assert millis(datetime.timedelta(milliseconds=ms)) == ms
     epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
     assert millis(epoch + datetime.timedelta(milliseconds=1_764_400_000_123)) == 1_764_400_000_123
+
+
+def test_a_repeated_request_is_read_once_and_answered_with_its_own_correlation_id() -> None:
+    """A Heartbeat sent again (a new correlation id, the same bytes otherwise) reuses
+    kio's reading of the first; a different one, or one from another client, does not."""
+    body = HeartbeatRequest(group_id="g", generation_id=3, member_id="m", group_instance_id=None)  # type: ignore[arg-type]
+    first = decode_request(encode_request(body, 1, "a")[4:])
+    again = decode_request(encode_request(body, 2, "a")[4:])
+    assert (first.correlation_id, again.correlation_id) == (1, 2)
+    assert again.body is first.body  # not read again
+    other = decode_request(encode_request(body, 3, "b")[4:])
+    assert (other.client_id, other.body) == ("b", first.body)
+    assert other.body is not first.body
+    newer = HeartbeatRequest(group_id="g", generation_id=4, member_id="m", group_instance_id=None)  # type: ignore[arg-type]
+    assert decode_request(encode_request(newer, 4, "a")[4:]).body.generation_id == 4
+    with pytest.raises(MalformedRequestError):  # an unreadable one is not kept
+        decode_request(encode_request(body, 5, "a")[4:-3])
+    for n in range(codec.REPEATED_KEPT + 10):  # the memory is bounded
+        decode_request(encode_request(body, 6, f"client-{n}")[4:])
+    assert len(codec._read_before) == codec.REPEATED_KEPT
