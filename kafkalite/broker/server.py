@@ -89,6 +89,9 @@ class KafkaServer:
         self._connections: set[asyncio.Task[None]] = set()
         self._streams: set[FrameStream] = set()
         self._requests: set[asyncio.Task[None]] = set()
+        self._hand_decoders = {
+            key: handler.decode for key, handler in handlers.items() if handler.decode is not None
+        }
 
     async def start(self, host: str, port: int) -> None:
         self._server = await asyncio.get_running_loop().create_server(
@@ -165,7 +168,8 @@ class KafkaServer:
                 if not isinstance(decoded, bytes) and produced.overlaps(decoded[0]):
                     await produced.add(asyncio.create_task(self._run(*decoded, frame, connection)))
                     continue
-                await produced.all_sent()
+                if produced.unsent:
+                    await produced.all_sent()
                 response = (
                     decoded
                     if isinstance(decoded, bytes)
@@ -230,7 +234,8 @@ class KafkaServer:
         if body is None:
             return None
         if isinstance(body, EncodedResponse):
-            return body.parts
+            parts = body.parts
+            return parts[0] if len(parts) == 1 and type(parts[0]) is bytes else parts
         return encode_response(request.api_key, request.api_version, request.correlation_id, body)
 
     def _decode(self, frame: bytes, peer: str) -> tuple[Request, Handler] | bytes:
@@ -253,12 +258,10 @@ class KafkaServer:
 
     def _read_by_hand(self, frame: bytes) -> Request | None:
         """The request, if its handler reads it by hand and that reads it (a quorum Fetch)."""
-        if len(frame) < _API_KEY_AND_VERSION.size:
+        if not self._hand_decoders or len(frame) < _API_KEY_AND_VERSION.size:
             return None
-        handler = self.handlers.get(_API_KEY_AND_VERSION.unpack_from(frame)[0])
-        if handler is None or handler.decode is None:
-            return None
-        return handler.decode(frame)
+        decode = self._hand_decoders.get(_API_KEY_AND_VERSION.unpack_from(frame)[0])
+        return None if decode is None else decode(frame)
 
     def _unsupported(
         self, api_key: int, api_version: int, correlation_id: int | None, peer: str
@@ -319,7 +322,8 @@ class _OverlappingProduces:
         self._stream = stream
         self._connection = connection
         self._queue: asyncio.Queue[asyncio.Task[Frame | None]] = asyncio.Queue(MAX_IN_FLIGHT)
-        self._unsent = 0
+        self.unsent = 0
+        """Responses queued and not yet written."""
         self._all_sent = asyncio.Event()
         self._all_sent.set()
         self._sender: asyncio.Task[None] | None = None
@@ -335,14 +339,14 @@ class _OverlappingProduces:
         if self._sender is None:
             self._sender = asyncio.create_task(self._send_in_order())
             self._sender.add_done_callback(self._stopped)
-        self._unsent += 1
+        self.unsent += 1
         self._all_sent.clear()
         await self._queue.put(task)
 
     async def all_sent(self) -> None:
         """Wait until every queued response is on the wire; raises why the sender
         stopped, if it did."""
-        if not self._unsent or self._sender is None:
+        if not self.unsent or self._sender is None:
             return
         done = asyncio.create_task(self._all_sent.wait())
         await asyncio.wait((done, self._sender), return_when=asyncio.FIRST_COMPLETED)
@@ -360,8 +364,8 @@ class _OverlappingProduces:
             response = await (await self._queue.get())
             if response is not None:
                 await send_frame(self._stream, response)
-            self._unsent -= 1
-            if not self._unsent:
+            self.unsent -= 1
+            if not self.unsent:
                 self._all_sent.set()
 
     def _stopped(self, sender: asyncio.Task[None]) -> None:
