@@ -21,6 +21,21 @@ def uvarint(value: int) -> bytes:
     return bytes(out)
 
 
+def read_uvarint(data: bytes, position: int) -> tuple[int, int]:
+    """The unsigned varint at ``position`` (at most five bytes: a length or a count) and
+    the position after it; ``IndexError`` if ``data`` ends inside it."""
+    value = shift = 0
+    while True:
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, position
+        shift += 7
+        if shift > 28:
+            raise ValueError("unsigned varint longer than 5 bytes")
+
+
 def array_length(n: int, flexible: bool) -> bytes:
     return uvarint(n + 1) if flexible else I32.pack(n)
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import struct
 
 from kafkalite.protocol.codec import Request
+from kafkalite.protocol.primitives import read_uvarint
 from kafkalite.raft import messages as m
 
 FETCH_KEY = 1
@@ -52,7 +53,7 @@ def decode_quorum_fetch(frame: bytes) -> Request | None:
     .FetchRequest`` as its body, or ``None`` when kio must read it."""
     try:
         return _decode(frame)
-    except (_Unread, struct.error, IndexError, UnicodeDecodeError):
+    except (_Unread, struct.error, IndexError, ValueError):  # UnicodeDecodeError among them
         return None
 
 
@@ -97,12 +98,12 @@ def _decode(frame: bytes) -> Request:
 def _tagged_replica_id(frame: bytes, position: int) -> tuple[int, int]:
     """The body's tagged fields: the replica id of ``ReplicaState`` (-1 without it), and
     where they end."""
-    count, position = _uvarint(frame, position)
+    count, position = read_uvarint(frame, position)
     replica_id = -1
     last_tag = -1
     for _ in range(count):
-        tag, position = _uvarint(frame, position)
-        size, position = _uvarint(frame, position)
+        tag, position = read_uvarint(frame, position)
+        size, position = read_uvarint(frame, position)
         end = position + size
         if tag <= last_tag or end > len(frame):
             raise _Unread
@@ -122,7 +123,7 @@ def _tagged_replica_id(frame: bytes, position: int) -> tuple[int, int]:
 
 def _skip_string(frame: bytes, position: int, *, nullable: bool) -> int:
     """Past a compact string at ``position`` (checked to be UTF-8, as kio checks)."""
-    length, position = _uvarint(frame, position)
+    length, position = read_uvarint(frame, position)
     if length == 0:
         if not nullable:
             raise _Unread
@@ -132,17 +133,3 @@ def _skip_string(frame: bytes, position: int, *, nullable: bool) -> int:
         raise _Unread
     frame[position:end].decode()
     return end
-
-
-def _uvarint(frame: bytes, position: int) -> tuple[int, int]:
-    """An unsigned varint at ``position``: its value and the position after it."""
-    value = shift = 0
-    while True:
-        byte = frame[position]
-        position += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, position
-        shift += 7
-        if shift > 28:
-            raise _Unread

@@ -28,6 +28,7 @@ from kafkalite.broker.handler_registry import HandlerTable
 from kafkalite.broker.server import KafkaServer
 from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.errors import ErrorCode
+from tests.support.in_process_server import serving
 from tests.support.kio_samples import build
 from tests.support.raw import RawConnection, encode_request
 
@@ -64,15 +65,8 @@ async def failing_server() -> AsyncIterator[tuple[KafkaServer, int, Failing]]:
             await script.holds.pop(0).wait()
         raise RuntimeError("the disk is on fire")
 
-    server = KafkaServer(1 << 20, table)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    await server.start("127.0.0.1", port)
-    try:
+    async with serving(table) as (server, port):
         yield server, port, script
-    finally:
-        await server.stop()
 
 
 async def test_a_failed_produce_is_answered_per_partition_and_logged_once(

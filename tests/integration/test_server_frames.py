@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 import struct
 from collections.abc import AsyncIterator
 from typing import Any
@@ -25,6 +24,7 @@ from kafkalite.broker.handler_registry import HandlerTable
 from kafkalite.broker.server import KafkaServer
 from kafkalite.network import frame_stream
 from kafkalite.protocol.api_keys import ApiKeys
+from tests.support.in_process_server import serving
 from tests.support.raw import encode_request
 
 pytestmark = [pytest.mark.interop, pytest.mark.asyncio]
@@ -53,15 +53,8 @@ async def server() -> AsyncIterator[tuple[KafkaServer, int, Script]]:
         await script.hold.wait()
         return ctx.schema.HeartbeatResponse(throttle_time=0, error_code=0)
 
-    server = KafkaServer(MAX_REQUEST_BYTES, table)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    await server.start("127.0.0.1", port)
-    try:
+    async with serving(table, MAX_REQUEST_BYTES) as (server, port):
         yield server, port, script
-    finally:
-        await server.stop()
 
 
 def request(correlation_id: int) -> bytes:
