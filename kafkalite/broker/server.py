@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import logging
 import struct
+from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -28,7 +29,7 @@ from kafkalite.broker.api_versions import unsupported_version_reply
 from kafkalite.broker.context import Connection, RequestContext
 from kafkalite.broker.control_plane_api import Controller, ServeLocallyError
 from kafkalite.broker.handler_registry import Handler, HandlerTable
-from kafkalite.network.frame_stream import FrameStream
+from kafkalite.network.frame_stream import FrameStream, PeerEndedError
 from kafkalite.network.send_frame import Frame, frame_bytes, send_frame
 from kafkalite.protocol.codec import (
     API_VERSIONS_KEY,
@@ -177,6 +178,9 @@ class KafkaServer:
                 )
                 if response is not None:
                     await send_frame(stream, response)
+        except PeerEndedError:
+            await produced.all_sent()  # it sends no more, and is answered what it asked
+            raise
         except ConnectionError:
             produced.raise_failure()  # why this side closed it, if it did
             raise
@@ -314,19 +318,27 @@ class KafkaServer:
 
 class _OverlappingProduces:
     """The Produce requests of one connection that overlap (see ``KafkaServer._loop``):
-    each a task, its response sent in order by one sender task. If a request ends the
-    connection (its task raises), the sender closes it at once, rather than at the
-    client's next request, which may never come."""
+    each a task, whose response is written, in request order, by the callback of the task
+    that completes the run at the head (no sender task, no queue: a response written as
+    soon as those before it are). If a request ends the connection (its task raises),
+    the connection is closed at once, rather than at the client's next request, which may
+    never come; the reading loop then raises why (``raise_failure``).
+
+    Back-pressure: no more than ``MAX_IN_FLIGHT`` run at once, and none is added while
+    the peer does not read what was written (``FrameStream.drain``)."""
 
     def __init__(self, stream: FrameStream, connection: Connection) -> None:
         self._stream = stream
         self._connection = connection
-        self._queue: asyncio.Queue[asyncio.Task[Frame | None]] = asyncio.Queue(MAX_IN_FLIGHT)
-        self.unsent = 0
-        """Responses queued and not yet written."""
-        self._all_sent = asyncio.Event()
-        self._all_sent.set()
-        self._sender: asyncio.Task[None] | None = None
+        self._in_order: deque[asyncio.Task[Frame | None]] = deque()
+        self._failure: BaseException | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        """Set when the head is written: for ``add`` at the limit, and ``all_sent``."""
+
+    @property
+    def unsent(self) -> int:
+        """Responses not yet written."""
+        return len(self._in_order)
 
     @staticmethod
     def overlaps(request: Request) -> bool:
@@ -335,51 +347,60 @@ class _OverlappingProduces:
         return request.api_key == PRODUCE_KEY
 
     async def add(self, task: asyncio.Task[Frame | None]) -> None:
-        """Queue ``task``'s response after the others (waits while five are queued)."""
-        if self._sender is None:
-            self._sender = asyncio.create_task(self._send_in_order())
-            self._sender.add_done_callback(self._stopped)
-        self.unsent += 1
-        self._all_sent.clear()
-        await self._queue.put(task)
+        """Answer ``task``'s request after the others; waits while ``MAX_IN_FLIGHT`` are
+        unanswered or the peer does not read."""
+        self._in_order.append(task)
+        task.add_done_callback(self._write_done)
+        while len(self._in_order) >= MAX_IN_FLIGHT and self._failure is None:
+            await self._written()
+        self.raise_failure()
+        await self._stream.drain()
 
     async def all_sent(self) -> None:
-        """Wait until every queued response is on the wire; raises why the sender
-        stopped, if it did."""
-        if not self.unsent or self._sender is None:
-            return
-        done = asyncio.create_task(self._all_sent.wait())
-        await asyncio.wait((done, self._sender), return_when=asyncio.FIRST_COMPLETED)
-        done.cancel()
+        """Wait until every queued response is written; raises why the connection ended
+        here, if it did."""
+        while self._in_order and self._failure is None:
+            await self._written()
         self.raise_failure()
 
     def raise_failure(self) -> None:
-        if self._sender is not None and self._sender.done() and not self._sender.cancelled():
-            failure = self._sender.exception()
+        if self._failure is not None:
+            raise self._failure
+
+    async def _written(self) -> None:
+        waiter = self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+
+    def _write_done(self, _: asyncio.Task[Frame | None]) -> None:
+        """Write the responses at the head that are complete, in order."""
+        in_order = self._in_order
+        while in_order and in_order[0].done() and self._failure is None:
+            task = in_order.popleft()
+            if task.cancelled():
+                continue  # the connection is ending
+            failure = task.exception()
             if failure is not None:
-                raise failure
-
-    async def _send_in_order(self) -> None:
-        while True:
-            response = await (await self._queue.get())
-            if response is not None:
-                await send_frame(self._stream, response)
-            self.unsent -= 1
-            if not self.unsent:
-                self._all_sent.set()
-
-    def _stopped(self, sender: asyncio.Task[None]) -> None:
-        if not sender.cancelled() and sender.exception() is not None:
-            self._connection.close_here(self._stream)
+                self._failure = failure
+                self._connection.close_here(self._stream)
+                break
+            response = task.result()
+            if response is not None and not self._stream.is_closing():
+                self._stream.write(frame_bytes(response))  # a Produce's answer is bytes
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def close(self) -> None:
         """Whatever is left ends with the connection; its errors (the client hung up
         mid-response) are not news, and must not surface as "never retrieved"."""
-        unsent = [self._queue.get_nowait() for _ in range(self._queue.qsize())]
-        for leftover in [self._sender, *unsent]:
-            if leftover is not None:
-                leftover.cancel()
-                leftover.add_done_callback(_settled)
+        for leftover in self._in_order:
+            leftover.remove_done_callback(self._write_done)
+            leftover.cancel()
+            leftover.add_done_callback(_settled)
+        self._in_order.clear()
 
 
 def _settled(task: asyncio.Future[Any]) -> None:

@@ -29,6 +29,10 @@ READ_AHEAD_BYTES = 1 << 17
 an asyncio ``StreamReader`` holds, twice its 64 KiB limit)."""
 
 
+class PeerEndedError(ConnectionResetError):
+    """The peer shut its side down (EOF): it sends no more, and may still read."""
+
+
 class FrameStream(asyncio.Protocol):
     """Owned by the event loop of the listener that accepted it."""
 
@@ -76,7 +80,7 @@ class FrameStream(asyncio.Protocol):
     def eof_received(self) -> bool:
         """The peer will send no more: the frames queued are still served and answered
         (keeping the transport open for that), then the connection ends."""
-        self._end(ConnectionResetError("the peer closed the connection"))
+        self._end(PeerEndedError("the peer closed the connection"))
         return True
 
     def connection_lost(self, exc: Exception | None) -> None:

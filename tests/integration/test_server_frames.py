@@ -11,6 +11,7 @@ id) whose requests may be held. Requests are encoded with kio, not with the brok
 from __future__ import annotations
 
 import asyncio
+import datetime
 import logging
 import struct
 from collections.abc import AsyncIterator
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from kio.schema.heartbeat.v4.request import HeartbeatRequest
+from kio.schema.produce.v9.request import ProduceRequest
 
 from kafkalite.broker.handler_registry import HandlerTable
 from kafkalite.broker.server import KafkaServer
@@ -52,6 +54,12 @@ async def server() -> AsyncIterator[tuple[KafkaServer, int, Script]]:
         script.seen.append(ctx.request.correlation_id)
         await script.hold.wait()
         return ctx.schema.HeartbeatResponse(throttle_time=0, error_code=0)
+
+    @table.handles(ApiKeys.PRODUCE, 3, 9)
+    async def produce(ctx: Any, request: Any) -> Any:
+        script.seen.append(ctx.request.correlation_id)
+        await asyncio.sleep(0.05)  # as if waiting for acks=all
+        return ctx.schema.ProduceResponse(responses=(), throttle_time=0)
 
     async with serving(table, MAX_REQUEST_BYTES) as (server, port):
         yield server, port, script
@@ -125,6 +133,27 @@ async def test_a_client_that_half_closes_is_still_answered(
     async with asyncio.timeout(10):
         assert await reader.read() == b""  # then the server closes
     writer.close()
+
+
+async def test_a_client_that_half_closes_with_produces_in_flight_is_answered(
+    server: tuple[KafkaServer, int, Script],
+) -> None:
+    """Overlapping Produce requests still waiting for their acks when the client shuts
+    its side down: each is answered, in order, before the server closes. (Before, the
+    end of the client's stream cancelled them unanswered: records appended, never
+    acknowledged.)"""
+    _, port, script = server
+    produce = ProduceRequest(
+        transactional_id=None, acks=1, timeout=datetime.timedelta(seconds=5), topic_data=()
+    )  # type: ignore[arg-type]
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(encode_request(produce, 1) + encode_request(produce, 2))
+    writer.write_eof()
+    assert await answers(reader, 2) == [1, 2]
+    async with asyncio.timeout(10):
+        assert await reader.read() == b""
+    writer.close()
+    assert script.seen == [1, 2]
 
 
 async def test_a_client_sending_faster_than_it_is_served_is_held_at_tcp(
