@@ -376,6 +376,23 @@ class Lab:
 
         return self.wait_for(elected, timeout_s, f"a new leader of {topic}-{partition}")
 
+    def wait_for_preferred_leader(
+        self, topic: str, partition: int = 0, timeout_s: float = WAIT_S
+    ) -> int:
+        """Wait until the partition is led by its preferred replica (the first); return it.
+        The controller hands leadership back to a preferred replica that is in sync at its
+        next leader rebalance (``auto.leader.rebalance.enable``, every
+        ``leader.imbalance.check.interval.seconds``: 5 s here, 300 s in Kafka). A step
+        whose writers must find the leader where their metadata says waits for this
+        first: a leader that moves between two writes answers NOT_LEADER_OR_FOLLOWER."""
+
+        def preferred() -> int | None:
+            row = self.partitions(topic).set_index("partition").loc[partition]
+            first: int = row["replicas"][0]
+            return first if row["leader"] == first else None
+
+        return self.wait_for(preferred, timeout_s, f"{topic}-{partition}'s preferred leader")
+
     def wait_for_isr(
         self,
         topic: str,
