@@ -14,13 +14,25 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from confluent_kafka import IsolationLevel, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import (
+    OFFSET_INVALID,
+    IsolationLevel,
+    KafkaError,
+    KafkaException,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from kafkalite.spark.offsets import EARLIEST, LATEST, PartitionOffsets
 from kafkalite.spark.options import Isolation, KafkaConnection, Subscription
 
 RETRY_BACKOFF_S = 0.2
+# librdkafka (2.16) answers a ListOffsets whose request to a partition's leader timed out
+# (a leader killed a moment ago: its metadata still names it, and the connection is
+# refused until the request's timeout) with offset -1001 (OFFSET_INVALID) and no error,
+# an answer no broker gives (ListOffsets says -1 for "no offset"). Each round is bounded,
+# so that the next one asks the new leader, with the partition's metadata refreshed.
+ROUND_S = 2.0
 
 
 class KafkaUnavailableError(RuntimeError):
@@ -139,14 +151,20 @@ class ClusterLookup:
             if remaining <= 0:
                 raise self._gave_up(sorted(pending)[:5], unknown, bool(leaderless), last)
             leaderless = set()
+            unanswered: set[str] = set()
             futures = self.admin.list_offsets(
                 {TopicPartition(t, p): spec for (t, p), spec in pending.items()},
                 isolation_level=self.isolation,
-                request_timeout=max(remaining, 0.5),
+                request_timeout=min(max(remaining, 0.5), ROUND_S),
             )
             for tp, future in futures.items():
                 try:
-                    result[(tp.topic, tp.partition)] = future.result().offset
+                    offset = future.result().offset
+                    if offset == OFFSET_INVALID:
+                        unanswered.add(tp.topic)
+                        last = "its leader did not answer"
+                        continue
+                    result[(tp.topic, tp.partition)] = offset
                     del pending[(tp.topic, tp.partition)]
                 except KafkaException as exc:
                     error: KafkaError = exc.args[0]
@@ -163,7 +181,7 @@ class ClusterLookup:
                     last = error.str()
             if pending:
                 time.sleep(RETRY_BACKOFF_S)
-            self._refresh_metadata(leaderless, deadline)
+            self._refresh_metadata(leaderless | unanswered, deadline)
         return result
 
     def _gave_up(
@@ -184,8 +202,9 @@ class ClusterLookup:
         election - fails librdkafka's ListOffsets with ``_NOENT`` ("Failed to query
         partition leaders: No leaders found"), and the admin client then answers every
         later ListOffsets from the leaderless entry in its metadata cache, without asking
-        again (seen for a minute after the leader was back). A Metadata request for the
-        topic replaces that entry; the next round asks the new leader."""
+        again (seen for a minute after the leader was back); a dead leader it still names
+        is asked again likewise. A Metadata request for the topic replaces that entry; the
+        next round asks the new leader."""
         for topic in topics:
             with contextlib.suppress(KafkaException):
                 self.admin.list_topics(topic, timeout=max(deadline - time.monotonic(), 0.5))
