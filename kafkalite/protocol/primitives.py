@@ -12,7 +12,12 @@ EMPTY_TAGS = b"\x00"
 """A tagged-field section with no field: what ends every struct of a flexible version."""
 
 
+_ONE_BYTE = [bytes((n,)) for n in range(0x80)]
+
+
 def uvarint(value: int) -> bytes:
+    if 0 <= value < 0x80:  # most counts and lengths: no loop, no new bytes
+        return _ONE_BYTE[value]
     out = bytearray()
     while value > 0x7F:
         out.append((value & 0x7F) | 0x80)

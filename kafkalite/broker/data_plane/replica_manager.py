@@ -42,8 +42,11 @@ class ProduceResult:
     """The leader epoch the batch was appended in: acks=all is answered for that epoch."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class FetchRequestPartition:
+    """One partition of a Fetch, as the handler read it (not frozen: one is made per
+    partition per Fetch, and nothing changes it)."""
+
     topic: str
     partition: int
     fetch_offset: int
