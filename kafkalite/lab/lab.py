@@ -387,9 +387,13 @@ class Lab:
         first: a leader that moves between two writes answers NOT_LEADER_OR_FOLLOWER."""
 
         def preferred() -> int | None:
-            row = self.partitions(topic).set_index("partition").loc[partition]
-            first: int = row["replicas"][0]
-            return first if row["leader"] == first else None
+            frame = self.partitions(topic)
+            rows = frame[frame["partition"] == partition]
+            if rows.empty:  # none of its replicas runs now
+                return None
+            first: int = rows.iloc[0]["replicas"][0]
+            leader = rows.iloc[0]["leader"]
+            return first if not pd.isna(leader) and leader == first else None
 
         return self.wait_for(preferred, timeout_s, f"{topic}-{partition}'s preferred leader")
 

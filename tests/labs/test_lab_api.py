@@ -4,6 +4,7 @@ broker back."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -95,9 +96,15 @@ def test_a_restarted_preferred_replica_gets_its_leadership_back(
     lab = kafkalite.lab.connect(cluster.spec.root)
     try:
         lab.create_topic("pay", 1, 3, replicas=[[1, 2, 3]])
+        lab.create_topic("solo", 1, 1, replicas=[[1]])
         lab.kill(1)
         assert lab.wait_for_leader("pay", other_than=1) in (2, 3)
-        lab.start(1)
+        comeback = threading.Timer(1.0, lab.start, (1,))
+        comeback.start()
+        try:
+            assert lab.wait_for_preferred_leader("solo") == 1  # no leader at all, meanwhile
+        finally:
+            comeback.join()
         lab.wait_for_isr("pay", size=3)
         assert lab.wait_for_preferred_leader("pay") == 1
         assert lab.leader("pay") == 1
