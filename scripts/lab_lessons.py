@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 import nbformat  # noqa: E402
 
 from kafkalite.cluster import Cluster  # noqa: E402  (the repository's root, first)
-from tests.support.notebooks import lessons_not_held, notebook_errors, run_master  # noqa: E402
+from tests.support.notebooks import labs_in_order  # noqa: E402
 from tests.support.ports import free_base_port  # noqa: E402
 
 MASTERS = ROOT / "grader" / "masters"
@@ -62,16 +62,13 @@ def run(masters: list[Path], runs: int, cluster_root: str, keep: Path | None) ->
     """Each run goes through every lab in order; the number of failed lab runs. A failed
     run's executed notebook (its tracebacks) goes to ``keep`` if given."""
     bad: Counter[str] = Counter()
-    for n in range(1, runs + 1):
-        for master in masters:
-            notebook, elapsed = run_master(master, cluster_root, BUDGET_S)
-            problems = notebook_errors(notebook) + lessons_not_held(notebook)
-            bad[master.stem] += bool(problems)
-            if problems and keep is not None:
-                keep.mkdir(parents=True, exist_ok=True)
-                nbformat.write(notebook, keep / f"run-{n}-{master.name}")  # type: ignore[no-untyped-call]
-            verdict = "held" if not problems else "FAILED: " + "; ".join(problems)
-            print(f"run {n} {master.stem}: {elapsed:.0f} s, {verdict}", flush=True)
+    for lab in labs_in_order(masters, runs, cluster_root, lambda stem: BUDGET_S):
+        bad[lab.master.stem] += bool(lab.problems)
+        if lab.problems and keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+            nbformat.write(lab.notebook, keep / f"run-{lab.run}-{lab.master.name}")  # type: ignore[no-untyped-call]
+        verdict = "held" if not lab.problems else "FAILED: " + "; ".join(lab.problems)
+        print(f"run {lab.run} {lab.master.stem}: {lab.elapsed_s:.0f} s, {verdict}", flush=True)
     for master in masters:
         print(f"{master.stem}: {runs - bad[master.stem]} of {runs} runs held")
     return sum(bad.values())

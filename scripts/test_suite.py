@@ -1,17 +1,18 @@
 """The whole test suite as ``make test`` runs it: the slow groups beside the rest.
 
-Notebooks, the browser, Spark, containers and the autograder each run as their own pytest
-process, in three lanes side by side: the main suite (on two xdist workers), the
-notebooks, then the heavy tests (CPU starvation on every core, a coordinator loading a
-partition of 120,000 transactions: they load the machine on purpose, so never beside the
-main suite's timing-bound tests, and they come when the other lanes are mostly done); the
-autograder; containers, then Spark. More at
-once only made each slower: on two cores, five groups at once drove the load average past
-60 and timing-bound tests (failure detection, Spark's start-up) failed for want of CPU.
-Every group's marker expression excludes the groups before it, so no test runs twice.
-Each group's output goes to ``.test-logs/<group>.log``; this prints a line as each group
-ends, then the summary of every group that failed, and exits non-zero if any did (or ran
-past its time bound, or collected nothing).
+Notebooks, the browser, the labs' lessons, Spark, containers and the autograder each run as
+their own pytest process, in three lanes side by side: the main suite (on two xdist
+workers), then the notebooks and the browser; the autograder, then every lab three times
+in order on one cluster (its lessons must hold each time), then the heavy tests (CPU
+starvation on every core, a coordinator loading a partition of 120,000 transactions: they
+load the machine on purpose, so never beside the main suite's timing-bound tests or the
+labs' faults, and they come when the other lanes are mostly done); containers, then Spark.
+More at once only made each slower: on two cores, five groups at once drove the load
+average past 60 and timing-bound tests (failure detection, Spark's start-up) failed for
+want of CPU. Every group's marker expression excludes the groups before it, so no test
+runs twice. Each group's output goes to ``.test-logs/<group>.log``; this prints a line as
+each group ends, then the summary of every group that failed, and exits non-zero if any
+did (or ran past its time bound, or collected nothing).
 
     python scripts/test_suite.py [GROUP ...]     # default: every group
 """
@@ -43,15 +44,16 @@ class Group:
 
 
 SLOW_GROUPS = [
-    Group("heavy", "heavy", lane=0),
     Group("grader", "grader", lane=1, workers=2),  # gradings wait on rebalances and kills
+    Group("lessons", "lessons", lane=1),
+    Group("heavy", "heavy", lane=1),
     Group("containers", "containers", lane=2),
     Group("spark", "spark", lane=2),
 ]
 NOTEBOOKS = Group("notebooks", "labs or browser", lane=0)
 MAIN = Group("main", "", lane=0, workers=2)
 ORDER = [*SLOW_GROUPS, NOTEBOOKS, MAIN]  # marker exclusion order; MAIN takes the rest
-LANE_ORDER = [MAIN, NOTEBOOKS, *SLOW_GROUPS]  # lane 0: main suite, notebooks, heavy
+LANE_ORDER = [MAIN, NOTEBOOKS, *SLOW_GROUPS]  # a lane runs its groups in this order
 
 
 def marker_expression(group: Group, earlier: list[Group]) -> str:
