@@ -39,7 +39,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scripts/lab_lessons.py", description=__doc__)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--cluster", type=Path, help="a running cluster's directory")
-    parser.add_argument("--keep", type=Path, help="save each failed run's notebook in KEEP")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="save each failed run's notebook and kafka-python DEBUG log (the kernel's) in KEEP",
+    )
     parser.add_argument("labs", nargs="*", help="lab numbers (default: every lab)")
     args = parser.parse_args(argv)
     masters = [
@@ -62,12 +66,14 @@ def run(masters: list[Path], runs: int, cluster_root: str, keep: Path | None) ->
     """Each run goes through every lab in order; the number of failed lab runs. A failed
     run's executed notebook (its tracebacks) goes to ``keep`` if given."""
     bad: Counter[str] = Counter()
-    for lab in labs_in_order(masters, runs, cluster_root, lambda stem: BUDGET_S):
+    for lab in labs_in_order(masters, runs, cluster_root, lambda stem: BUDGET_S, keep):
         bad[lab.master.stem] += bool(lab.problems)
         if lab.problems and keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
             nbformat.write(lab.notebook, keep / f"run-{lab.run}-{lab.master.name}")  # type: ignore[no-untyped-call]
         verdict = "held" if not lab.problems else "FAILED: " + "; ".join(lab.problems)
+        if lab.client_log is not None:
+            verdict += f" (client log: {lab.client_log})"
         print(f"run {lab.run} {lab.master.stem}: {lab.elapsed_s:.0f} s, {verdict}", flush=True)
     for master in masters:
         print(f"{master.stem}: {runs - bad[master.stem]} of {runs} runs held")

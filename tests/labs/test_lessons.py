@@ -40,9 +40,14 @@ def lab_cluster(tmp_path: Path) -> Iterator[Cluster]:
 
 
 @pytest.mark.timeout(RUNS * sum(lab_budget_s(m.stem) + 60 for m in MASTERS))
-def test_every_lab_three_times_in_order_on_one_cluster(lab_cluster: Cluster) -> None:
+def test_every_lab_three_times_in_order_on_one_cluster(
+    lab_cluster: Cluster, tmp_path: Path
+) -> None:
     failed: list[str] = []
-    for lab in labs_in_order(MASTERS, RUNS, str(lab_cluster.spec.root)):
+    logs = tmp_path / "client-logs"  # a failed lab's kafka-python DEBUG log (pytest keeps it)
+    for lab in labs_in_order(MASTERS, RUNS, str(lab_cluster.spec.root), client_logs=logs):
         print(f"run {lab.run} {lab.master.stem}: {lab.elapsed_s:.0f} s")  # with -s or on failure
         failed += [f"run {lab.run} {lab.master.stem}: {problem}" for problem in lab.problems]
+        if lab.client_log is not None:
+            failed.append(f"run {lab.run} {lab.master.stem}: client log {lab.client_log}")
     assert not failed, "labs that failed or whose lesson did not hold:\n" + "\n".join(failed)

@@ -4,6 +4,7 @@ which run the same labs inside a lab container, and ``scripts/lab_lessons.py``).
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -54,10 +55,29 @@ def lessons_not_held(notebook: NotebookNode) -> list[str]:
     ]
 
 
-def run_master(master: Path, cluster_root: str, budget_s: float) -> tuple[NotebookNode, float]:
+CLIENT_LOG_ENV = "KAFKALITE_CLIENT_LOG"
+CLIENT_LOG_STARTUP = f"""
+import logging, os
+if os.environ.get({CLIENT_LOG_ENV!r}):
+    _handler = logging.FileHandler(os.environ[{CLIENT_LOG_ENV!r}])
+    _handler.setFormatter(
+        logging.Formatter("%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s")
+    )
+    logging.getLogger("kafka").setLevel(logging.DEBUG)
+    logging.getLogger("kafka").addHandler(_handler)
+"""
+"""An IPython start-up file: the kernel writes kafka-python's DEBUG log to the file its
+environment names, so a lab step that fails once in many runs says which broker each
+request went to and what came back (the brokers' own logs cannot: they never saw it)."""
+
+
+def run_master(
+    master: Path, cluster_root: str, budget_s: float, client_log: Path | None = None
+) -> tuple[NotebookNode, float]:
     """Execute a master notebook top to bottom against the cluster in ``cluster_root``
     (found by its ``kafkalite.lab.connect()``), every cell even after an error; the
-    executed notebook and how long it took."""
+    executed notebook and how long it took. With ``client_log``, the kernel writes
+    kafka-python's DEBUG log there (``CLIENT_LOG_STARTUP``)."""
     notebook: NotebookNode = nbformat.read(master, as_version=4)  # type: ignore[no-untyped-call]
     client = NotebookClient(
         notebook,
@@ -66,16 +86,24 @@ def run_master(master: Path, cluster_root: str, budget_s: float) -> tuple[Notebo
         allow_errors=True,  # run every cell, then report every error at once
         resources={"metadata": {"path": str(master.parents[2] / "labs")}},
     )
-    saved = os.environ.get(ENV_DIR)
-    os.environ[ENV_DIR] = cluster_root  # the kernel inherits it
-    started = time.monotonic()
-    try:
-        client.execute()
-    finally:
-        if saved is None:
-            os.environ.pop(ENV_DIR, None)
-        else:
-            os.environ[ENV_DIR] = saved
+    environment = {ENV_DIR: cluster_root}  # the kernel inherits it
+    with tempfile.TemporaryDirectory(prefix="ipython-") as ipython_dir:
+        if client_log is not None:
+            startup = Path(ipython_dir) / "profile_default" / "startup"
+            startup.mkdir(parents=True)
+            (startup / "00-client-log.py").write_text(CLIENT_LOG_STARTUP)
+            environment |= {"IPYTHONDIR": ipython_dir, CLIENT_LOG_ENV: str(client_log)}
+        saved = {name: os.environ.get(name) for name in environment}
+        os.environ.update(environment)
+        started = time.monotonic()
+        try:
+            client.execute()
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
     return notebook, time.monotonic() - started
 
 
@@ -88,6 +116,7 @@ class LabRun:
     notebook: NotebookNode
     elapsed_s: float
     problems: list[str]  # its errors and the lessons that did not hold; empty: it held
+    client_log: Path | None  # kafka-python's DEBUG log, kept only for a run that failed
 
 
 def labs_in_order(
@@ -95,15 +124,24 @@ def labs_in_order(
     runs: int,
     cluster_root: str,
     budget_s: Callable[[str], float] = lab_budget_s,
+    client_logs: Path | None = None,
 ) -> Iterator[LabRun]:
     """Run the labs ``runs`` times in order on one cluster, as a student does on the one
     ``make up`` cluster: each lab after the one before it, with what that lab left behind.
-    A lab taking longer than its budget (``budget_s`` of its stem) is a problem of its own."""
+    A lab taking longer than its budget (``budget_s`` of its stem) is a problem of its own.
+    With ``client_logs`` (a folder), a failed lab run's kafka-python DEBUG log is kept there
+    as ``run-N-<lab>.log``."""
     for run in range(1, runs + 1):
         for master in masters:
             budget = budget_s(master.stem)
-            notebook, elapsed = run_master(master, cluster_root, budget)
+            log = None if client_logs is None else client_logs / f"run-{run}-{master.stem}.log"
+            if log is not None:
+                log.parent.mkdir(parents=True, exist_ok=True)
+            notebook, elapsed = run_master(master, cluster_root, budget, log)
             problems = notebook_errors(notebook) + lessons_not_held(notebook)
             if elapsed >= budget:
                 problems.append(f"took {elapsed:.0f} s, over its budget of {budget:.0f} s")
-            yield LabRun(run, master, notebook, elapsed, problems)
+            if log is not None and not problems:
+                log.unlink(missing_ok=True)
+                log = None
+            yield LabRun(run, master, notebook, elapsed, problems, log)
