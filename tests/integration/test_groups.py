@@ -93,6 +93,54 @@ def test_a_killed_member_is_expired_by_session_timeout(
     a.leave()
 
 
+def _rebalances(bootstrap: str, group: str) -> list[dict]:
+    return [
+        e
+        for e in group_events(bootstrap)
+        if e["type"] == "group_rebalanced" and e.get("group") == group
+    ]
+
+
+def test_a_static_member_down_during_a_rebalance_keeps_its_place(
+    bootstrap: str, topic: str, tmp_path: Path
+) -> None:
+    """KIP-345 with Kafka's rule for a rebalance that a static member misses
+    (``completeClassicGroupJoin`` removes only the dynamic members that did not rejoin).
+    Static member a is killed (a static member never sends LeaveGroup) and c joins: the
+    rebalance waits a's rebalance timeout (max.poll.interval.ms, 4 s) and completes with a
+    still in it, holding partitions, as its session (20 s) has not run out. Restarted with
+    its group.instance.id, a takes its place back without another rebalance. (It was
+    dropped from the group, and its restart rebalanced everyone once more.)"""
+    _create(bootstrap, topic, 4)
+    group = f"g-{topic}"
+    static = {"session.timeout.ms": 20000, "max.poll.interval.ms": 4000}
+
+    def member(instance: str | None) -> Member:
+        settings = static if instance is None else {**static, "group.instance.id": instance}
+        return Member("kafka-python", bootstrap, topic, group, tmp_path, settings)
+
+    a, b = member("a"), member("b")
+    settle([a, b], 4)
+    before = len(_rebalances(bootstrap, group))
+    a.kill()
+    c = member(None)
+    formed = wait_for(
+        lambda: [
+            e
+            for e in _rebalances(bootstrap, group)[before:]
+            if len(e["members"]) == 3 or e["removed"]
+        ],
+        30,
+        "the rebalance c's join starts",
+    )
+    assert (len(formed[0]["members"]), formed[0]["removed"]) == (3, [])  # a kept its place
+    a = member("a")  # restarted within its session
+    settle([a, b, c], 4)
+    assert all(e["removed"] == [] for e in _rebalances(bootstrap, group)[before:])
+    for m in (a, b, c):
+        m.leave()
+
+
 def test_a_kafka_python_leader_held_up_after_a_long_join_is_not_expired(
     bootstrap: str, topic: str, tmp_path: Path
 ) -> None:

@@ -54,7 +54,12 @@ def _poll_loop(poll: Callable[[], set[int]], assigned: Any, stop: Any, busy: Any
 
 
 def _kafka_python_member(
-    bootstrap: str, topic: str, group: str, controls: tuple[Any, Any, Any], log_file: str
+    bootstrap: str,
+    topic: str,
+    group: str,
+    controls: tuple[Any, Any, Any],
+    log_file: str,
+    settings: dict[str, Any],
 ) -> None:
     """kafka-python logs what its coordinator does, to explain a failure, and each request
     and write to its sockets (``kafka.net``), to tell when one is on the wire."""
@@ -63,7 +68,7 @@ def _kafka_python_member(
     for name in ("kafka.coordinator", "kafka.consumer.subscription_state", "kafka.net"):
         logging.getLogger(name).addHandler(handler)
         logging.getLogger(name).setLevel(logging.DEBUG)
-    options = {k.replace(".", "_"): v for k, v in GROUP_CONFIG.items()}
+    options = {k.replace(".", "_"): v for k, v in {**GROUP_CONFIG, **settings}.items()}
     consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, **options)
 
     def poll() -> set[int]:
@@ -71,19 +76,31 @@ def _kafka_python_member(
         return {tp.partition for tp in consumer.assignment()}
 
     _poll_loop(poll, *controls)
-    consumer.close()  # sends LeaveGroup
+    consumer.close()  # sends LeaveGroup (a static member does not)
 
 
 def _librdkafka_member(
-    bootstrap: str, topic: str, group: str, controls: tuple[Any, Any, Any], log_file: str
+    bootstrap: str,
+    topic: str,
+    group: str,
+    controls: tuple[Any, Any, Any],
+    log_file: str,
+    settings: dict[str, Any],
 ) -> None:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, **GROUP_CONFIG})
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": group, **GROUP_CONFIG, **settings}
+    )
     consumer.subscribe([topic])
     _librdkafka_loop(consumer, controls)
 
 
 def _librdkafka_consumer_protocol_member(
-    bootstrap: str, topic: str, group: str, controls: tuple[Any, Any, Any], log_file: str
+    bootstrap: str,
+    topic: str,
+    group: str,
+    controls: tuple[Any, Any, Any],
+    log_file: str,
+    settings: dict[str, Any],
 ) -> None:
     """A KIP-848 member: the coordinator assigns, the session is the group's (the client
     may not set session.timeout.ms nor heartbeat.interval.ms), offsets are committed as it
@@ -96,6 +113,7 @@ def _librdkafka_consumer_protocol_member(
             "max.poll.interval.ms": 10000,
             "auto.offset.reset": "earliest",
             "auto.commit.interval.ms": 500,
+            **settings,
         }
     )
     consumer.subscribe([topic])
@@ -117,11 +135,20 @@ class Member:
     consumer per process). ``leave()`` closes it cleanly (LeaveGroup); ``kill()`` SIGKILLs
     it, so the coordinator only notices by the missing heartbeats; ``busy(s)`` stops its
     polling for ``s`` seconds (its client keeps heartbeating meanwhile); ``pause()`` stops
-    the whole process (SIGSTOP) until ``resume()``."""
+    the whole process (SIGSTOP) until ``resume()``. ``settings`` are client settings
+    beside ``GROUP_CONFIG``'s, such as a static member's ``group.instance.id``."""
 
     _context = multiprocessing.get_context("spawn")
 
-    def __init__(self, client: str, bootstrap: str, topic: str, group: str, logs: Path) -> None:
+    def __init__(
+        self,
+        client: str,
+        bootstrap: str,
+        topic: str,
+        group: str,
+        logs: Path,
+        settings: dict[str, Any] | None = None,
+    ) -> None:
         self.bootstrap = bootstrap
         self.log_file = logs / f"member-{uuid.uuid4().hex[:6]}.log"
         self.log_file.touch()
@@ -132,7 +159,7 @@ class Member:
         controls = (self._assigned, self._stop, self._busy)
         self.process = self._context.Process(
             target=loop,
-            args=(bootstrap, topic, group, controls, str(self.log_file)),
+            args=(bootstrap, topic, group, controls, str(self.log_file), settings or {}),
             daemon=True,
         )
         self.process.start()
