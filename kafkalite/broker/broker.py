@@ -196,7 +196,7 @@ class Broker:
         records, snapshots and the applied offset, in commit order."""
         publisher = MetadataPublisher(self.control_plane.to_main, self.supervisor.on_death)
         publish = publisher.publish
-        self.quorum.register(lambda offset, record: publish(self._on_commit, offset, record))
+        self.quorum.register(lambda offset, records: publish(self._on_commit, offset, records))
         self.quorum.on_snapshot(lambda offset, records: publish(self._on_snapshot, offset, records))
         self.quorum.on_applied(lambda end: publish(self._on_applied, end))
         return publisher
@@ -402,7 +402,20 @@ class Broker:
         self.group_coordinator.wake()
         self.txn_coordinator.wake()
 
-    def _on_commit(self, offset: int, record: MetadataRecord) -> None:
+    def _on_commit(self, offset: int, records: list[MetadataRecord]) -> None:
+        """Replay a committed entry's records, in one turn of the main loop.
+
+        One turn, not one per record: the controller writes a decision as one entry (a
+        fenced broker and a new leader for each partition it led), and a client request
+        served between its records saw half of it. Worse, that half was kept: Metadata
+        answers are cached until the image's offset moves, and every record of an entry
+        has the entry's offset, so a partition answered "no leader" (the broker fenced,
+        its election not yet applied) stayed so until the next entry, 42 s in lab 08's
+        failed run, while the new leader was serving."""
+        for record in records:
+            self._apply_committed(offset, record)
+
+    def _apply_committed(self, offset: int, record: MetadataRecord) -> None:
         """Replay a committed record, then bring local state in line with it."""
         removed = None
         before = None

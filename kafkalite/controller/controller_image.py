@@ -42,11 +42,12 @@ class ControllerImage:
             self.image.replay(record, offset)
         self.applied_end = offset
 
-    def replay_committed(self, offset: int, record: MetadataRecord) -> None:
-        """A record of the entry at ``offset`` was committed."""
-        self.committed.replay(record, offset)
-        if offset > self.applied_end:  # not applied ahead: a follower's, or an old epoch's
-            self.image.replay(record, offset)
+    def replay_committed(self, offset: int, records: list[MetadataRecord]) -> None:
+        """The entry at ``offset``, these records, was committed."""
+        for record in records:
+            self.committed.replay(record, offset)
+            if offset > self.applied_end:  # not applied ahead: a follower's, or an old epoch's
+                self.image.replay(record, offset)
 
     def load_snapshot(self, offset: int, records: list[MetadataRecord]) -> None:
         """A snapshot replaces everything (a follower that fell behind)."""

@@ -49,7 +49,11 @@ from kafkalite.supervision import Spawn
 
 log = logging.getLogger(__name__)
 
-CommitListener = Callable[[int, MetadataRecord], None]
+CommitListener = Callable[[int, list[MetadataRecord]], None]
+"""Told each committed entry once, with all its records: the controller writes a decision
+as one entry (a broker fenced and each partition it led given a new leader), and whoever
+applies it must not let a reader see half of it (Kafka's metadata loader publishes an
+image per batch, never per record)."""
 SnapshotListener = Callable[[int, list[MetadataRecord]], None]
 AppliedListener = Callable[[int], None]
 ActivationListener = Callable[[bool], None]
@@ -435,11 +439,12 @@ class RaftQuorum:
     def _apply_entry(self, entry: Entry) -> None:
         """Hand the entry's records to the listeners; only then is it applied."""
         if not entry.control:
-            for record in decode_batch(entry.payload):
+            records = decode_batch(entry.payload)
+            for record in records:
                 if isinstance(record, RegisterBrokerRecord | UnfenceBrokerRecord):
                     self._gone.heard_from(record.broker_id)  # the controller heard from it
-                for listener in self._listeners:
-                    listener(entry.offset, record)
+            for listener in self._listeners:
+                listener(entry.offset, records)
         self.applied_end_offset = entry.offset + 1
         self._bytes_since_snapshot += len(entry.payload)
 

@@ -61,8 +61,7 @@ class FakeQuorum:
         """Commit every entry below ``end`` (all appended so far by default)."""
         end = len(self.entries) if end is None else end
         for offset in range(self.committed_end, end):
-            for record in self.entries[offset]:
-                self.images.replay_committed(offset, record)
+            self.images.replay_committed(offset, list(self.entries[offset]))
         self.committed_end = max(self.committed_end, end)
         waiting = []
         for offset, future in self._waiters:

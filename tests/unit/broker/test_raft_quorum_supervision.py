@@ -28,11 +28,12 @@ async def test_a_listener_failure_stops_the_driver_before_the_record_counts(
     quorum = single_voter_quorum(tmp_path)
     applied: list[str] = []
 
-    def listener(offset: int, record: MetadataRecord) -> None:
-        if isinstance(record, TopicRecord):
-            if record.name == "poison":
-                raise RuntimeError("cannot apply this record")
-            applied.append(record.name)
+    def listener(offset: int, records: list[MetadataRecord]) -> None:
+        for record in records:
+            if isinstance(record, TopicRecord):
+                if record.name == "poison":
+                    raise RuntimeError("cannot apply this record")
+                applied.append(record.name)
 
     quorum.register(listener)
     quorum.start(supervisor.spawn)
