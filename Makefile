@@ -51,7 +51,7 @@ test: setup spark-archive  ## second README command: lint, types, layering, and 
 	$(BIN)/ruff check kafkalite grader tests bench examples scripts
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/python scripts/test_suite.py  # slow groups (notebooks, Spark, containers, grader) beside the rest
+	$(BIN)/python scripts/test_suite.py  # slow groups (notebooks, the labs three times in order, Spark, containers, grader) beside the rest
 
 test-unit: setup
 	$(BIN)/pytest -m unit

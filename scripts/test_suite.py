@@ -1,23 +1,20 @@
 """The whole test suite as ``make test`` runs it: the slow groups beside the rest.
 
-Notebooks, the browser, Spark, containers and the autograder each run as their own pytest
-process, in three lanes side by side: the main suite (on two xdist workers), the
-notebooks, then the heavy tests (CPU starvation on every core, a coordinator loading a
-partition of 120,000 transactions: they load the machine on purpose, so never beside the
-main suite's timing-bound tests, and they come when the other lanes are mostly done); the
-autograder; containers, then Spark. More at
-once only made each slower: on two cores, five groups at once drove the load average past
-60 and timing-bound tests (failure detection, Spark's start-up) failed for want of CPU.
-Every group's marker expression excludes the groups before it, so no test runs twice.
-Each group's output goes to ``.test-logs/<group>.log``; this prints a line as each group
-ends, then the summary of every group that failed, and exits non-zero if any did (or ran
-past its time bound, or collected nothing).
+Notebooks, the browser, the labs' lessons, Spark, containers and the autograder each run as
+their own pytest process, in three lanes side by side: the main suite (on two xdist
+workers), then the notebooks and the browser; the autograder, then every lab three times
+in order on one cluster (its lessons must hold each time), then the heavy tests (CPU
+starvation on every core, a coordinator loading a partition of 120,000 transactions: they
+load the machine on purpose, so never beside the main suite's timing-bound tests or the
+labs' faults, and they come when the other lanes are mostly done); containers, then Spark.
+More at once only made each slower: on two cores, five groups at once drove the load
+average past 60 and timing-bound tests (failure detection, Spark's start-up) failed for
+want of CPU. Every group's marker expression excludes the groups before it, so no test
+runs twice. Each group's output goes to ``.test-logs/<group>.log``; this prints a line as
+each group ends, then the summary of every group that failed, and exits non-zero if any
+did (or ran past its time bound, or collected nothing).
 
-One group runs only when named: ``lessons``, every lab three times in order on one
-cluster (about 20 minutes). It is not in ``make test`` yet: its CI run of 2026-11-29 10:21
-failed on lab 08's ``end_offsets`` timeout, which is not root-caused (issue 25).
-
-    python scripts/test_suite.py [GROUP ...]     # default: every group but lessons
+    python scripts/test_suite.py [GROUP ...]     # default: every group
 """
 
 from __future__ import annotations
@@ -44,20 +41,19 @@ class Group:
     markers: str  # this group's tests, before the earlier groups are excluded
     lane: int  # groups of one lane run one after the other; lanes run side by side
     workers: int = 0  # xdist workers; 0: one process
-    on_demand: bool = False  # run only when named
 
 
 SLOW_GROUPS = [
-    Group("heavy", "heavy", lane=0),
     Group("grader", "grader", lane=1, workers=2),  # gradings wait on rebalances and kills
-    Group("lessons", "lessons", lane=1, on_demand=True),
+    Group("lessons", "lessons", lane=1),
+    Group("heavy", "heavy", lane=1),
     Group("containers", "containers", lane=2),
     Group("spark", "spark", lane=2),
 ]
 NOTEBOOKS = Group("notebooks", "labs or browser", lane=0)
 MAIN = Group("main", "", lane=0, workers=2)
 ORDER = [*SLOW_GROUPS, NOTEBOOKS, MAIN]  # marker exclusion order; MAIN takes the rest
-LANE_ORDER = [MAIN, NOTEBOOKS, *SLOW_GROUPS]  # lane 0: main suite, notebooks, heavy
+LANE_ORDER = [MAIN, NOTEBOOKS, *SLOW_GROUPS]  # a lane runs its groups in this order
 
 
 def marker_expression(group: Group, earlier: list[Group]) -> str:
@@ -176,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(args.groups) - set(names)
     if unknown:
         parser.error(f"no such group: {', '.join(sorted(unknown))} (groups: {', '.join(names)})")
-    args.groups = args.groups or [g.name for g in ORDER if not g.on_demand]
+    args.groups = args.groups or names
     signal.signal(signal.SIGTERM, _interrupted)  # stopped from outside: stop the groups too
     groups = [g for g in ORDER if g.name in args.groups]
     print(f"running {', '.join(g.name for g in groups)} (logs in {LOGS})", flush=True)
