@@ -14,6 +14,7 @@ import time
 import urllib.request
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,18 @@ showing the assignment of the last answer it took, past the test's 40 s (CI: gen
 almost every answer in the poll that sent it, as applications' one-second polls do."""
 
 
+@dataclass(frozen=True)
+class MemberSpec:
+    """What a member's process is started with: where, which group, its client log, and
+    client settings beside ``GROUP_CONFIG``'s."""
+
+    bootstrap: str
+    topic: str
+    group: str
+    log_file: str
+    settings: dict[str, Any]
+
+
 def _poll_loop(poll: Callable[[], set[int]], assigned: Any, stop: Any, busy: Any) -> None:
     """Poll (librdkafka every 100 ms, kafka-python every ``KAFKA_PYTHON_POLL_MS``) and
     publish the assignment; when the test sets ``busy``, stop polling that many seconds,
@@ -53,23 +66,18 @@ def _poll_loop(poll: Callable[[], set[int]], assigned: Any, stop: Any, busy: Any
         assigned.value = sum(1 << p for p in poll())
 
 
-def _kafka_python_member(
-    bootstrap: str,
-    topic: str,
-    group: str,
-    controls: tuple[Any, Any, Any],
-    log_file: str,
-    settings: dict[str, Any],
-) -> None:
+def _kafka_python_member(spec: MemberSpec, controls: tuple[Any, Any, Any]) -> None:
     """kafka-python logs what its coordinator does, to explain a failure, and each request
     and write to its sockets (``kafka.net``), to tell when one is on the wire."""
-    handler = logging.FileHandler(log_file)
+    handler = logging.FileHandler(spec.log_file)
     handler.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(name)s %(message)s"))
     for name in ("kafka.coordinator", "kafka.consumer.subscription_state", "kafka.net"):
         logging.getLogger(name).addHandler(handler)
         logging.getLogger(name).setLevel(logging.DEBUG)
-    options = {k.replace(".", "_"): v for k, v in {**GROUP_CONFIG, **settings}.items()}
-    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, **options)
+    options = {k.replace(".", "_"): v for k, v in {**GROUP_CONFIG, **spec.settings}.items()}
+    consumer = KafkaConsumer(
+        spec.topic, bootstrap_servers=spec.bootstrap, group_id=spec.group, **options
+    )
 
     def poll() -> set[int]:
         consumer.poll(timeout_ms=KAFKA_PYTHON_POLL_MS)
@@ -79,44 +87,35 @@ def _kafka_python_member(
     consumer.close()  # sends LeaveGroup (a static member does not)
 
 
-def _librdkafka_member(
-    bootstrap: str,
-    topic: str,
-    group: str,
-    controls: tuple[Any, Any, Any],
-    log_file: str,
-    settings: dict[str, Any],
-) -> None:
+def _librdkafka_member(spec: MemberSpec, controls: tuple[Any, Any, Any]) -> None:
     consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": group, **GROUP_CONFIG, **settings}
+        {
+            "bootstrap.servers": spec.bootstrap,
+            "group.id": spec.group,
+            **GROUP_CONFIG,
+            **spec.settings,
+        }
     )
-    consumer.subscribe([topic])
+    consumer.subscribe([spec.topic])
     _librdkafka_loop(consumer, controls)
 
 
-def _librdkafka_consumer_protocol_member(
-    bootstrap: str,
-    topic: str,
-    group: str,
-    controls: tuple[Any, Any, Any],
-    log_file: str,
-    settings: dict[str, Any],
-) -> None:
+def _librdkafka_consumer_protocol_member(spec: MemberSpec, controls: tuple[Any, Any, Any]) -> None:
     """A KIP-848 member: the coordinator assigns, the session is the group's (the client
     may not set session.timeout.ms nor heartbeat.interval.ms), offsets are committed as it
     goes and on close."""
     consumer = Consumer(
         {
-            "bootstrap.servers": bootstrap,
-            "group.id": group,
+            "bootstrap.servers": spec.bootstrap,
+            "group.id": spec.group,
             "group.protocol": "consumer",
             "max.poll.interval.ms": 10000,
             "auto.offset.reset": "earliest",
             "auto.commit.interval.ms": 500,
-            **settings,
+            **spec.settings,
         }
     )
-    consumer.subscribe([topic])
+    consumer.subscribe([spec.topic])
     _librdkafka_loop(consumer, controls)
 
 
@@ -159,7 +158,10 @@ class Member:
         controls = (self._assigned, self._stop, self._busy)
         self.process = self._context.Process(
             target=loop,
-            args=(bootstrap, topic, group, controls, str(self.log_file), settings or {}),
+            args=(
+                MemberSpec(bootstrap, topic, group, str(self.log_file), settings or {}),
+                controls,
+            ),
             daemon=True,
         )
         self.process.start()
