@@ -30,6 +30,7 @@ from kafkalite.coordinator.group.offsets_log import (
     group_value,
     offset_record,
     offset_tombstone,
+    restore_group,
 )
 from kafkalite.coordinator.group.txn_offsets import PendingOffset, TransactionalOffsets
 from kafkalite.coordinator.partition_loads import LoadState, LogChunk, PartitionLoads
@@ -220,9 +221,7 @@ class GroupMetadataManager:
         elif kind == "group" and value is None:  # deleted, or now a consumer group
             self.groups.pop(group_id, None)
         elif kind == "group" and value is not None:
-            group = self.groups.setdefault(group_id, Group(group_id))
-            group.generation_id = max(group.generation_id, int(value["generation"]))
-            group.protocol_type = value.get("protocol_type")
+            self.groups[group_id] = restore_group(group_id, value, self.now_ms())
         elif kind in consumer_group_records.RECORD_TYPES:
             # a consumer group takes the place of an empty classic group of its id (whose
             # tombstone came first) or of a simple one (which has no record)

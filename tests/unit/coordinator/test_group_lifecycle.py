@@ -127,6 +127,32 @@ async def test_an_emptied_groups_generation_outlives_its_coordinator() -> None:
     assert (await join(successor, instance="a")).generation_id == 4
 
 
+async def test_static_members_keep_their_places_under_the_next_coordinator() -> None:
+    """The group's record keeps its members as Kafka's ``GroupMetadataValue`` does, each
+    with its ``group.instance.id``, metadata and assignment: after a failover the members
+    carry on in their generation, and a static member that restarts takes its place
+    without a rebalance, its old member id fenced. (The next coordinator knew no member:
+    everyone joined again, and the static member as a new one.)"""
+    clock = Clock()
+    c, topic = make(clock)
+    before = await stable_group_of_two_static_members(c)
+    clock.now = 5_000
+    successor, _ = make(clock, topic=topic)
+    successor.check_coordinator("g")  # it loads the log
+    group = successor.groups["g"]
+    assert (group.state, group.generation_id) == (GroupState.STABLE, 2)
+    assert group.static_member("a") == before["a"].member_id
+    assert group.members[before["a"].member_id].last_heartbeat_ms == 5_000  # loaded now
+    successor.heartbeat("g", 2, before["b"].member_id, "b")  # b carries on
+    rejoined = await join(successor, instance="a")  # a restarted meanwhile
+    assert (rejoined.error, rejoined.generation_id) == (ErrorCode.none, 2)
+    assert await successor.sync("g", 2, rejoined.member_id, {}) == b"for-a"
+    assert successor.groups["g"].state == GroupState.STABLE
+    with pytest.raises(KafkaError) as fenced:
+        successor.heartbeat("g", 2, before["a"].member_id, "a")
+    assert fenced.value.code == ErrorCode.fenced_instance_id
+
+
 def owning(*partitions: int) -> bytes:
     """JoinGroup metadata that says which partitions of ``t`` the member owns (v3, as a
     cooperative member writes it)."""
