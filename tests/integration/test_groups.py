@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,13 @@ from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
 
 from kafkalite.cluster import Cluster
-from tests.support.group_members import Member, group_events, settle
+from tests.support.group_members import (
+    Member,
+    fail_coordinator_over,
+    group_events,
+    settle,
+    stable_group,
+)
 from tests.support.waiting import wait_for
 
 # Never beside the chaos tests, which starve everything else of CPU.
@@ -138,6 +145,51 @@ def test_a_static_member_down_during_a_rebalance_keeps_its_place(
     settle([a, b, c], 4)
     assert all(e["removed"] == [] for e in _rebalances(bootstrap, group)[before:])
     for m in (a, b, c):
+        m.leave()
+
+
+def test_a_classic_group_outlives_its_coordinator(
+    make_cluster3: Callable[..., Cluster], topic: str, tmp_path: Path
+) -> None:
+    """The coordinator's broker is killed: the next leader of the group's partition of
+    __consumer_offsets rebuilds the group from its record (Kafka's ``GroupMetadataValue``:
+    members with their group.instance.id, metadata and assignment), and the static
+    kafka-python members carry on at their generation; one restarted there takes its place
+    without a rebalance. (The new coordinator knew no member: everyone joined again, the
+    static members as new ones, in a new generation.)"""
+    cluster = make_cluster3()
+    bootstrap = cluster.bootstrap_servers
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    admin.create_topics([NewTopic(topic, num_partitions=4, replication_factor=3)])
+    admin.close()
+    group = f"g-{topic}"
+    static = {"session.timeout.ms": 20000}
+
+    def member(instance: str) -> Member:
+        settings = {**static, "group.instance.id": instance}
+        return Member("kafka-python", bootstrap, topic, group, tmp_path, settings)
+
+    def instances(view: dict) -> dict[str, str]:
+        return {m["instance_id"]: m["member_id"] for m in view["members"]}
+
+    a, b = member("a"), member("b")
+    settle([a, b], 4)
+    held = (a.assigned, b.assigned)
+    before, after = fail_coordinator_over(cluster, group)
+    assert (after["epoch"], instances(after)) == (before["epoch"], instances(before))
+    a.kill()
+    a = member("a")  # restarted: no member id, the same instance id
+    wait_for(
+        lambda: (v := stable_group(cluster, group)) and instances(v)["a"] != instances(before)["a"],
+        30,
+        "the restarted member to take its place",
+    )
+    settle([a, b], 4)
+    final = wait_for(lambda: stable_group(cluster, group), 20, "the group to be stable")
+    assert final["epoch"] == before["epoch"]  # no rebalance, through the failover or since
+    assert instances(final)["b"] == instances(before)["b"]
+    assert (a.assigned, b.assigned) == held
+    for m in (a, b):
         m.leave()
 
 

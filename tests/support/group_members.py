@@ -21,6 +21,7 @@ from typing import Any
 from confluent_kafka import Consumer
 from kafka import KafkaConsumer
 
+from kafkalite.cluster import Cluster
 from tests.support.waiting import wait_for
 
 GROUP_CONFIG = {
@@ -228,3 +229,24 @@ def settle(members: list[Member], partitions: int, timeout_s: float = 40) -> Non
         for m in members
     )
     raise AssertionError(f"group did not settle: {[m.assigned for m in members]}; {events}\n{logs}")
+
+
+def stable_group(cluster: Cluster, group: str) -> dict | None:
+    """The group as its coordinator shows it (``Cluster.status()``), once it is Stable."""
+    found = [g for g in cluster.status()["groups"] if g["group"] == group]
+    return found[0] if found and found[0]["state"] == "Stable" else None
+
+
+def fail_coordinator_over(cluster: Cluster, group: str) -> tuple[dict, dict]:
+    """Kill (SIGKILL) the broker that coordinates the Stable ``group``: the group as that
+    broker showed it, and as the next coordinator shows it once Stable there."""
+    before = wait_for(lambda: stable_group(cluster, group), 20, "the group to be stable")
+    cluster.kill(before["coordinator"])
+    after = wait_for(
+        lambda: (
+            (v := stable_group(cluster, group)) and v["coordinator"] != before["coordinator"] and v
+        ),
+        30,
+        "another coordinator to hold the group",
+    )
+    return before, after
