@@ -15,8 +15,9 @@ keeps a zombie consumer from committing offsets for partitions it no longer owns
 Static members (KIP-345) carry a ``group.instance.id``: when one restarts, it takes its old
 place under a new member id and keeps its assignment, and the others are not rebalanced;
 its old member id is fenced (FENCED_INSTANCE_ID). One that misses a rebalance (restarting,
-or slow to rejoin) keeps its place in the new generation until its session runs out. The
-first rebalance of an empty group
+or slow to rejoin) keeps its place in the new generation until its session runs out (Kafka
+also removes, one rebalance timeout later, members that have not sent SyncGroup:
+``expirePendingSync``, not done here). The first rebalance of an empty group
 waits ``group.initial.rebalance.delay.ms`` (extended by each new member, up to the
 rebalance timeout) so that consumers starting together are assigned together.
 
