@@ -55,8 +55,9 @@ FLEXIBLE_VERSION = 12
 TOPIC_ID_VERSION = 13
 MIN_VERSION, MAX_VERSION = 4, 17
 
-_HEAD_V7 = struct.Struct(">iihi")  # correlation id, throttle, error, session
-_HEAD_V4 = struct.Struct(">ii")  # correlation id, throttle
+_HEAD_V7 = struct.Struct(">iiihi")  # size, correlation id, throttle, error, session
+_HEAD_V7_FLEXIBLE = struct.Struct(">iiBihi")  # the same with header v1's empty tags
+_HEAD_V4 = struct.Struct(">iii")  # size, correlation id, throttle
 _PARTITION_V5 = struct.Struct(">ihqqq")
 _PARTITION_V4 = struct.Struct(">ihqq")
 _ABORTED = struct.Struct(">qq")
@@ -120,6 +121,48 @@ FetchTopic = tuple[str, uuid.UUID, Sequence[tuple[int, PartitionResult]]]
 """A topic's name, its id and its partitions' ``(index, answer)``."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """What a version writes around each value, worked out once per version."""
+
+    flexible: bool
+    by_id: bool
+    head: struct.Struct  # the size (patched last), the correlation id, ...
+    partition_head: struct.Struct
+    null_array: bytes
+    preferred_read_replica: bytes
+    end_of_struct: bytes  # a flexible version's empty tagged-field section
+
+    def head_bytes(
+        self, correlation_id: int, throttle_time_ms: int, error_code: int, session_id: int
+    ) -> bytes:
+        """The frame's start: the size (0, patched last), the header, the response's
+        fields before its topics."""
+        if self.flexible:
+            return self.head.pack(0, correlation_id, 0, throttle_time_ms, error_code, session_id)
+        if self.head is _HEAD_V7:
+            return self.head.pack(0, correlation_id, throttle_time_ms, error_code, session_id)
+        return self.head.pack(0, correlation_id, throttle_time_ms)
+
+    @classmethod
+    def of(cls, version: int) -> _Layout:
+        flexible = version >= FLEXIBLE_VERSION
+        # header v1's tags come right after the correlation id
+        head = (_HEAD_V7_FLEXIBLE if flexible else _HEAD_V7) if version >= 7 else _HEAD_V4
+        return cls(
+            flexible,
+            version >= TOPIC_ID_VERSION,
+            head,
+            _PARTITION_V5 if version >= 5 else _PARTITION_V4,
+            b"\x00" if flexible else b"\xff\xff\xff\xff",
+            b"\xff\xff\xff\xff" if version >= 11 else b"",  # preferred_read_replica: none
+            EMPTY_TAGS if flexible else b"",
+        )
+
+
+_LAYOUTS = {v: _Layout.of(v) for v in range(MIN_VERSION, MAX_VERSION + 1)}
+
+
 def encode_fetch_response(
     version: int,
     correlation_id: int,
@@ -134,86 +177,66 @@ def encode_fetch_response(
     (the first holds the size) and, spliced between them, each partition's records
     object when it is not bytes (records in bytes are copied into the framing).
     ``partition_tags``: the tagged fields of every partition (flexible versions only;
-    the metadata quorum's Fetch answers one partition)."""
-    if not MIN_VERSION <= version <= MAX_VERSION:
+    the metadata quorum's Fetch answers one partition). One loop with the version's
+    layout looked up once: a method call per field was half of a small Fetch's
+    encoding."""
+    layout = _LAYOUTS.get(version)
+    if layout is None:
         raise ValueError(f"Fetch v{version} is not encoded here")
-    writer = _Writer(version, partition_tags)
-    out = writer.out
-    if version >= 7:
-        out += _HEAD_V7.pack(correlation_id, throttle_time_ms, error_code, session_id)
-    else:
-        out += _HEAD_V4.pack(correlation_id, throttle_time_ms)
-    if writer.flexible:  # header v1's tags come right after the correlation id
-        out[8:8] = EMPTY_TAGS
-    writer.array_length(len(topics))
+    flexible = layout.flexible
+    if partition_tags is not None and not flexible:
+        raise ValueError(f"Fetch v{version} has no tagged fields")
+    end_of_struct = layout.end_of_struct
+    end_of_partition = end_of_struct if partition_tags is None else partition_tags.encode()
+    with_log_start = layout.partition_head is _PARTITION_V5
+    null_array, no_aborted = layout.null_array, array_length(0, flexible)
+    pack_partition = layout.partition_head.pack
+    middle = layout.preferred_read_replica
+    out = bytearray(layout.head_bytes(correlation_id, throttle_time_ms, error_code, session_id))
+    parts: list[bytes | Sized] = [out]
+    out += array_length(len(topics), flexible)
     for name, topic_id, partitions in topics:
-        writer.topic(name, topic_id)
-        writer.array_length(len(partitions))
+        out += topic_id.bytes if layout.by_id else string(name, flexible)
+        out += array_length(len(partitions), flexible)
         for index, result in partitions:
-            writer.partition(index, result)
-        writer.tags()
-    writer.tags()
-    first = writer.parts[0]
+            if with_log_start:
+                out += pack_partition(
+                    index,
+                    result.error,
+                    result.high_watermark,
+                    result.last_stable_offset,
+                    result.log_start_offset,
+                )
+            else:
+                out += pack_partition(
+                    index, result.error, result.high_watermark, result.last_stable_offset
+                )
+            aborted = result.aborted_transactions
+            if aborted:
+                out += _aborted(aborted, layout)
+            else:
+                out += null_array if aborted is None else no_aborted
+            out += middle
+            records = result.records
+            size = len(records)
+            out += uvarint(size + 1) if flexible else I32.pack(size)
+            if isinstance(records, bytes):
+                out += records
+            else:  # sent as it is, between the bytes before and after it
+                out = bytearray()
+                parts += (records, out)
+            out += end_of_partition
+        out += end_of_struct  # the topic's
+    out += end_of_struct  # the response's
+    first = parts[0]
     assert isinstance(first, bytearray)
-    I32.pack_into(first, 0, sum(len(p) for p in writer.parts) - 4)
-    return writer.parts
+    I32.pack_into(first, 0, sum(map(len, parts)) - 4)
+    return parts
 
 
-class _Writer:
-    """One response's parts; ``out`` is the byte string being written."""
-
-    def __init__(self, version: int, partition_tags: PartitionTags | None) -> None:
-        self.version = version
-        self.flexible = version >= FLEXIBLE_VERSION
-        if partition_tags is not None and not self.flexible:
-            raise ValueError(f"Fetch v{version} has no tagged fields")
-        self._partition_tags = EMPTY_TAGS if partition_tags is None else partition_tags.encode()
-        self.out = bytearray(b"\0\0\0\0")  # the size, patched last
-        self.parts: list[bytes | Sized] = [self.out]
-        self._partition_head = _PARTITION_V5 if version >= 5 else _PARTITION_V4
-
-    def array_length(self, n: int) -> None:
-        self.out += array_length(n, self.flexible)
-
-    def tags(self) -> None:
-        if self.flexible:
-            self.out += EMPTY_TAGS
-
-    def topic(self, name: str, topic_id: uuid.UUID) -> None:
-        if self.version >= TOPIC_ID_VERSION:
-            self.out += topic_id.bytes
-            return
-        self.out += string(name, self.flexible)
-
-    def partition(self, index: int, result: PartitionResult) -> None:
-        out = self.out
-        values = (
-            index,
-            result.error,
-            result.high_watermark,
-            result.last_stable_offset,
-            result.log_start_offset,
-        )
-        out += self._partition_head.pack(*values[: 5 if self.version >= 5 else 4])
-        aborted = result.aborted_transactions
-        if aborted is None:
-            out += b"\x00" if self.flexible else b"\xff\xff\xff\xff"
-        else:
-            self.array_length(len(aborted))
-            for txn in aborted:
-                out += _ABORTED.pack(txn.producer_id, txn.first_offset)
-                self.tags()
-        if self.version >= 11:
-            out += b"\xff\xff\xff\xff"  # preferred_read_replica: none
-        self.records(result.records)
-        if self.flexible:
-            self.out += self._partition_tags
-
-    def records(self, records: Sized) -> None:
-        size = len(records)
-        self.out += uvarint(size + 1) if self.flexible else I32.pack(size)
-        if isinstance(records, bytes):
-            self.out += records
-        else:  # sent as it is, between the bytes before and after it
-            self.out = bytearray()
-            self.parts += (records, self.out)
+def _aborted(aborted: Sequence[AbortedTransaction], layout: _Layout) -> bytes:
+    """The aborted transactions' array (read_committed, when there are some)."""
+    end = layout.end_of_struct
+    return array_length(len(aborted), layout.flexible) + b"".join(
+        _ABORTED.pack(txn.producer_id, txn.first_offset) + end for txn in aborted
+    )
