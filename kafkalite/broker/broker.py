@@ -413,7 +413,11 @@ class Broker:
         its election not yet applied) stayed so until the next entry, 42 s in lab 08's
         failed run, while the new leader was serving."""
         for record in records:
-            self._apply_committed(offset, record)
+            try:
+                self._apply_committed(offset, record)
+            except Exception as exc:
+                exc.add_note(f"applying {record!r}")  # the publisher's log names the entry only
+                raise
 
     def _apply_committed(self, offset: int, record: MetadataRecord) -> None:
         """Replay a committed record, then bring local state in line with it."""

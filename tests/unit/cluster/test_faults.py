@@ -28,13 +28,16 @@ from kafkalite.cluster.faults import (
     save_links,
     serve_links,
 )
-from kafkalite.cluster.ports import LOW, bindable
+from tests.support.ports import free_base_port
 
 pytestmark = pytest.mark.unit
 
 
 def free_port() -> int:
-    return next(p for p in range(LOW + 5000, LOW + 9000) if bindable("127.0.0.1", p))
+    """A free port of this xdist worker's slice, drawn at random: the first free port of a
+    fixed range was the same for two workers checking at once (one of them then failed to
+    listen: "address already in use", CI 2026-11-29 14:00)."""
+    return free_base_port()
 
 
 async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
