@@ -10,7 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer, IsolationLevel, Producer, TopicPartition
+from confluent_kafka import (
+    Consumer,
+    IsolationLevel,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient, OffsetSpec
 from pyspark.sql.streaming import StreamingQuery
 
@@ -49,20 +56,51 @@ def produce(
     return count
 
 
+FAILOVER_ERRORS = (
+    KafkaError.NOT_LEADER_FOR_PARTITION,
+    KafkaError.LEADER_NOT_AVAILABLE,
+    KafkaError.FENCED_LEADER_EPOCH,
+    KafkaError.UNKNOWN_LEADER_EPOCH,
+    KafkaError._TRANSPORT,
+)
+
+
 def end_offsets(bootstrap: str, topic: str, isolation: str = "read_committed") -> dict[int, int]:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    partitions = admin.list_topics(topic, timeout=30).topics[topic].partitions
+    """Each partition's end offset (the last stable offset under read_committed).
+
+    Asked again while a partition's answer is an error a failover causes: after a fault,
+    the controller moves leadership back to the preferred replicas, so a leader named by
+    the admin client's metadata may have moved by the time ListOffsets reaches it
+    (NOT_LEADER_OR_FOLLOWER). Kafka's Java admin client refreshes and retries such errors
+    itself (``ListOffsetsHandler``); librdkafka's hands them to the caller."""
     level = (
         IsolationLevel.READ_COMMITTED
         if isolation == "read_committed"
         else IsolationLevel.READ_UNCOMMITTED
     )
-    futures = admin.list_offsets(
-        {TopicPartition(topic, p): OffsetSpec.latest() for p in partitions},
-        isolation_level=level,
-        request_timeout=30,
-    )
-    return {tp.partition: f.result().offset for tp, f in futures.items()}
+    ends: dict[int, int] = {}
+
+    def ask() -> bool:
+        admin = AdminClient({"bootstrap.servers": bootstrap})  # fresh metadata each round
+        partitions = admin.list_topics(topic, timeout=30).topics[topic].partitions
+        futures = admin.list_offsets(
+            {TopicPartition(topic, p): OffsetSpec.latest() for p in partitions if p not in ends},
+            isolation_level=level,
+            request_timeout=30,
+        )
+        for tp, future in futures.items():
+            try:
+                offset = future.result().offset
+            except KafkaException as exc:
+                if exc.args[0].code() not in FAILOVER_ERRORS:
+                    raise
+                continue
+            if offset >= 0:  # librdkafka's -1001: the request to a dead leader timed out
+                ends[tp.partition] = offset
+        return len(ends) == len(partitions)
+
+    wait_for(ask, 60, f"the end offsets of {topic}")
+    return ends
 
 
 def read_topic(bootstrap: str, topic: str, isolation: str = "read_committed") -> list[Record]:
