@@ -59,6 +59,7 @@ def produce(
 FAILOVER_ERRORS = (
     KafkaError.NOT_LEADER_FOR_PARTITION,
     KafkaError.LEADER_NOT_AVAILABLE,
+    KafkaError.OFFSET_NOT_AVAILABLE,
     KafkaError.FENCED_LEADER_EPOCH,
     KafkaError.UNKNOWN_LEADER_EPOCH,
     KafkaError._TRANSPORT,
@@ -71,8 +72,10 @@ def end_offsets(bootstrap: str, topic: str, isolation: str = "read_committed") -
     Asked again while a partition's answer is an error a failover causes: after a fault,
     the controller moves leadership back to the preferred replicas, so a leader named by
     the admin client's metadata may have moved by the time ListOffsets reaches it
-    (NOT_LEADER_OR_FOLLOWER). Kafka's Java admin client refreshes and retries such errors
-    itself (``ListOffsetsHandler``); librdkafka's hands them to the caller."""
+    (NOT_LEADER_OR_FOLLOWER), or the new leader's high watermark may still be behind its
+    epoch's start (OFFSET_NOT_AVAILABLE, as in Kafka). Kafka's Java admin client refreshes
+    and retries such errors itself (``ListOffsetsHandler``: both are retriable there);
+    librdkafka's hands them to the caller."""
     level = (
         IsolationLevel.READ_COMMITTED
         if isolation == "read_committed"
