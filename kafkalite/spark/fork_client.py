@@ -80,7 +80,8 @@ def hand_over(path: str, command: list[str]) -> int:
                 os.kill(pid, signum)
 
         for signum in FORWARDED:
-            signal.signal(signum, forward)
+            if signal.getsignal(signum) != signal.SIG_IGN:  # as the JVM left it: kept
+                signal.signal(signum, forward)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, unblocked)  # an exec keeps the mask
     # Only the fork keeps Spark's pipes open now: the JVM sees their end when it exits.

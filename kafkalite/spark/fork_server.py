@@ -159,6 +159,11 @@ class ForkServer:
         """Preload (clients wait in the socket's backlog meanwhile), then fork one
         process per request until standard input closes; then remove the socket and
         its directory."""
+        # pyspark starts its JVM with SIGINT ignored, and the Python processes the JVM
+        # starts inherit that: Jupyter's "interrupt kernel" (SIGINT to the kernel's
+        # process group, which holds the JVM) leaves a notebook's queries running. This
+        # server and its forks stand in for those processes, and are in that group too.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         preload()
         os.set_blocking(self.wake_write, False)
         signal.set_wakeup_fd(self.wake_write)

@@ -123,6 +123,64 @@ def test_a_signal_to_the_client_reaches_the_fork_and_its_exit_code_returns(
         client.wait(30)
 
 
+# A notebook's kernel: it starts the fork server as kafkalite.spark.session does, with
+# SIGINT as a kernel's child process has it (the default), holds the server's pipe, and
+# outlives an interrupt, as ipykernel does.
+KERNEL = """
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+from kafkalite.spark import fork_server
+server = fork_server.launch(sys.argv[1])
+signal.signal(signal.SIGINT, lambda _signum, _frame: None)  # a kernel outlives it
+print(server.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_interrupting_the_notebook_leaves_the_server_and_its_forks_running(
+    tmp_path: Path,
+) -> None:
+    """Jupyter's "interrupt kernel" sends SIGINT to the kernel's process group: the JVM,
+    the Python processes the JVM starts and the notebook's fork server. pyspark starts its
+    JVM with SIGINT ignored and the JVM's Python processes inherit that, so a notebook's
+    query outlives an interrupt; with the fork server, its streaming source died of a
+    KeyboardInterrupt (a probe, 2026-11-29: a memory-sink query stopped at once, and ran
+    on with fork servers off). Here a stand-in JVM child (SIGINT ignored) runs a module
+    through the fork server, the kernel's group is interrupted, and the fork finishes its
+    work and exits 0, and the server serves the next request."""
+    path = str(tmp_path / "server.sock")
+    kernel = subprocess.Popen(
+        [sys.executable, "-c", KERNEL, path], stdout=subprocess.PIPE, process_group=0
+    )
+    try:
+        assert kernel.stdout is not None
+        server_pid = int(kernel.stdout.readline())
+        env = probe_env(tmp_path, path)
+        ours = signal.signal(signal.SIGINT, signal.SIG_IGN)  # inherited, as by the JVM's
+        try:
+            client = subprocess.Popen(
+                [str(spark_python()), "-m", "fork_probe", "wait"],
+                env=env, cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                process_group=kernel.pid,
+            )  # fmt: skip
+        finally:
+            signal.signal(signal.SIGINT, ours)
+        assert client.stdin is not None and client.stdout is not None
+        client.stdin.write(b"hello\n")
+        client.stdin.flush()
+        fork = json.loads(client.stdout.readline())
+        assert fork["ppid"] == server_pid and os.getpgid(fork["pid"]) == kernel.pid
+        os.killpg(kernel.pid, signal.SIGINT)
+        client.stdin.write(b"go on\n")  # the fork's second line: it reads it and ends
+        client.stdin.flush()
+        assert client.wait(60) == 0, "the fork died of the interrupt"
+        code, seen = run_probe([str(spark_python()), "-m", "fork_probe", "x"], env, tmp_path)
+        assert (code, seen["ppid"]) == (0, server_pid), "the server died of the interrupt"
+    finally:
+        os.killpg(kernel.pid, signal.SIGKILL)
+        kernel.wait(30)
+
+
 def test_a_signal_that_comes_before_the_forks_pid_still_reaches_the_fork(tmp_path: Path) -> None:
     """The fork can run, and its output be read, before the client has read its pid: a
     SIGTERM then killed the client instead of reaching the fork (CI, 06:18). A stand-in
