@@ -390,7 +390,7 @@ class RaftQuorum:
             # nothing listens there (refused, reset): a killed or stopped voter
             now = self.clock.now()
             stands = self.node.voter_unreachable(now, envelope.destination)
-            if self._gone.found_gone(envelope.destination, now) or stands:
+            if self._gone.found_gone(envelope.destination, now, self.log_end_offset) or stands:
                 self.wake()  # the view says so at once; a follower of it stands soon
             return  # the node resends after request_timeout_ms
         self._gone.heard_from(envelope.destination)
@@ -442,7 +442,7 @@ class RaftQuorum:
             records = decode_batch(entry.payload)
             for record in records:
                 if isinstance(record, RegisterBrokerRecord | UnfenceBrokerRecord):
-                    self._gone.heard_from(record.broker_id)  # the controller heard from it
+                    self._gone.registered(record.broker_id, entry.offset)
             for listener in self._listeners:
                 listener(entry.offset, records)
         self.applied_end_offset = entry.offset + 1
