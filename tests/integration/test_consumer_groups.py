@@ -27,7 +27,7 @@ from kio.schema.find_coordinator.v6.request import FindCoordinatorRequest
 
 from kafkalite.broker.data_plane.handlers.consumer_groups import CLASSIC_MEMBER, CONSUMER_MEMBER
 from kafkalite.cluster import Cluster
-from tests.support.group_members import Member, group_events, settle
+from tests.support.group_members import Member, fail_coordinator_over, group_events, settle
 from tests.support.ports import free_base_port
 from tests.support.raw import RawConnection
 from tests.support.waiting import wait_for
@@ -430,19 +430,8 @@ def test_a_consumer_group_outlives_its_coordinator(
     _group_settings(admin, group)
     a, b = (Member(CONSUMER, bootstrap, topic, group, tmp_path) for _ in range(2))
     settle([a, b], 4)
-
-    def coordinator_view() -> dict | None:
-        found = [g for g in cluster.status()["groups"] if g["group"] == group]
-        return found[0] if found and found[0]["state"] == "Stable" else None
-
-    before = wait_for(coordinator_view, 20, "the group to be stable")
     held = (a.assigned, b.assigned)
-    cluster.kill(before["coordinator"])
-    after = wait_for(
-        lambda: (v := coordinator_view()) and v["coordinator"] != before["coordinator"] and v,
-        30,
-        "another coordinator to hold the group",
-    )
+    before, after = fail_coordinator_over(cluster, group)
     assert after["epoch"] == before["epoch"]  # rebuilt from the log: the same group
     assert {m["member_id"]: m["member_epoch"] for m in after["members"]} == {
         m["member_id"]: m["member_epoch"] for m in before["members"]

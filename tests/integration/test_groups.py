@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,13 @@ from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
 
 from kafkalite.cluster import Cluster
-from tests.support.group_members import Member, group_events, settle
+from tests.support.group_members import (
+    Member,
+    fail_coordinator_over,
+    group_events,
+    settle,
+    stable_group,
+)
 from tests.support.waiting import wait_for
 
 # Never beside the chaos tests, which starve everything else of CPU.
@@ -91,6 +98,97 @@ def test_a_killed_member_is_expired_by_session_timeout(
     settle([a], 2)
     assert time.monotonic() - started >= 1.0, "rebalanced before the session timeout"
     a.leave()
+
+
+def _rebalances(bootstrap: str, group: str) -> list[dict]:
+    return [
+        e
+        for e in group_events(bootstrap)
+        if e["type"] == "group_rebalanced" and e.get("group") == group
+    ]
+
+
+def test_a_static_member_down_during_a_rebalance_keeps_its_place(
+    bootstrap: str, topic: str, tmp_path: Path
+) -> None:
+    """KIP-345 with Kafka's rule for a rebalance that a static member misses
+    (``completeClassicGroupJoin`` removes only the dynamic members that did not rejoin).
+    Static member a is killed (a static member never sends LeaveGroup) and c joins: the
+    rebalance waits a's rebalance timeout (max.poll.interval.ms, 4 s) and completes with a
+    still in it, its session (20 s) not run out. (It was dropped.) Restarted with its
+    group.instance.id, a takes its place back."""
+    _create(bootstrap, topic, 4)
+    group = f"g-{topic}"
+    static = {"session.timeout.ms": 20000, "max.poll.interval.ms": 4000}
+
+    def member(instance: str | None) -> Member:
+        settings = static if instance is None else {**static, "group.instance.id": instance}
+        return Member("kafka-python", bootstrap, topic, group, tmp_path, settings)
+
+    a, b = member("a"), member("b")
+    settle([a, b], 4)
+    before = len(_rebalances(bootstrap, group))
+    a.kill()
+    c = member(None)
+    formed = wait_for(
+        lambda: [
+            e
+            for e in _rebalances(bootstrap, group)[before:]
+            if len(e["members"]) == 3 or e["removed"]
+        ],
+        30,
+        "the rebalance c's join starts",
+    )
+    assert (len(formed[0]["members"]), formed[0]["removed"]) == (3, [])  # a kept its place
+    a = member("a")  # restarted within its session
+    settle([a, b, c], 4)
+    for m in (a, b, c):
+        m.leave()
+
+
+def test_a_classic_group_outlives_its_coordinator(
+    make_cluster3: Callable[..., Cluster], topic: str, tmp_path: Path
+) -> None:
+    """The coordinator's broker is killed: the next leader of the group's partition of
+    __consumer_offsets rebuilds the group from its record (Kafka's ``GroupMetadataValue``:
+    members with their group.instance.id, metadata and assignment), and the static
+    kafka-python members carry on at their generation; one restarted there takes its place
+    without a rebalance. (The new coordinator knew no member: everyone joined again, the
+    static members as new ones, in a new generation.)"""
+    cluster = make_cluster3()
+    bootstrap = cluster.bootstrap_servers
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    admin.create_topics([NewTopic(topic, num_partitions=4, replication_factor=3)])
+    admin.close()
+    group = f"g-{topic}"
+    static = {"session.timeout.ms": 20000}
+
+    def member(instance: str) -> Member:
+        settings = {**static, "group.instance.id": instance}
+        return Member("kafka-python", bootstrap, topic, group, tmp_path, settings)
+
+    def instances(view: dict) -> dict[str, str]:
+        return {m["instance_id"]: m["member_id"] for m in view["members"]}
+
+    a, b = member("a"), member("b")
+    settle([a, b], 4)
+    held = (a.assigned, b.assigned)
+    before, after = fail_coordinator_over(cluster, group)
+    assert (after["epoch"], instances(after)) == (before["epoch"], instances(before))
+    a.kill()
+    a = member("a")  # restarted: no member id, the same instance id
+    wait_for(
+        lambda: (v := stable_group(cluster, group)) and instances(v)["a"] != instances(before)["a"],
+        30,
+        "the restarted member to take its place",
+    )
+    settle([a, b], 4)
+    final = wait_for(lambda: stable_group(cluster, group), 20, "the group to be stable")
+    assert final["epoch"] == before["epoch"]  # no rebalance, through the failover or since
+    assert instances(final)["b"] == instances(before)["b"]
+    assert (a.assigned, b.assigned) == held
+    for m in (a, b):
+        m.leave()
 
 
 def test_a_kafka_python_leader_held_up_after_a_long_join_is_not_expired(

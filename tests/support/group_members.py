@@ -14,12 +14,14 @@ import time
 import urllib.request
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Consumer
 from kafka import KafkaConsumer
 
+from kafkalite.cluster import Cluster
 from tests.support.waiting import wait_for
 
 GROUP_CONFIG = {
@@ -41,6 +43,18 @@ showing the assignment of the last answer it took, past the test's 40 s (CI: gen
 almost every answer in the poll that sent it, as applications' one-second polls do."""
 
 
+@dataclass(frozen=True)
+class MemberSpec:
+    """What a member's process is started with: where, which group, its client log, and
+    client settings beside ``GROUP_CONFIG``'s."""
+
+    bootstrap: str
+    topic: str
+    group: str
+    log_file: str
+    settings: dict[str, Any]
+
+
 def _poll_loop(poll: Callable[[], set[int]], assigned: Any, stop: Any, busy: Any) -> None:
     """Poll (librdkafka every 100 ms, kafka-python every ``KAFKA_PYTHON_POLL_MS``) and
     publish the assignment; when the test sets ``busy``, stop polling that many seconds,
@@ -53,52 +67,56 @@ def _poll_loop(poll: Callable[[], set[int]], assigned: Any, stop: Any, busy: Any
         assigned.value = sum(1 << p for p in poll())
 
 
-def _kafka_python_member(
-    bootstrap: str, topic: str, group: str, controls: tuple[Any, Any, Any], log_file: str
-) -> None:
+def _kafka_python_member(spec: MemberSpec, controls: tuple[Any, Any, Any]) -> None:
     """kafka-python logs what its coordinator does, to explain a failure, and each request
     and write to its sockets (``kafka.net``), to tell when one is on the wire."""
-    handler = logging.FileHandler(log_file)
+    handler = logging.FileHandler(spec.log_file)
     handler.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(name)s %(message)s"))
     for name in ("kafka.coordinator", "kafka.consumer.subscription_state", "kafka.net"):
         logging.getLogger(name).addHandler(handler)
         logging.getLogger(name).setLevel(logging.DEBUG)
-    options = {k.replace(".", "_"): v for k, v in GROUP_CONFIG.items()}
-    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, **options)
+    options = {k.replace(".", "_"): v for k, v in {**GROUP_CONFIG, **spec.settings}.items()}
+    consumer = KafkaConsumer(
+        spec.topic, bootstrap_servers=spec.bootstrap, group_id=spec.group, **options
+    )
 
     def poll() -> set[int]:
         consumer.poll(timeout_ms=KAFKA_PYTHON_POLL_MS)
         return {tp.partition for tp in consumer.assignment()}
 
     _poll_loop(poll, *controls)
-    consumer.close()  # sends LeaveGroup
+    consumer.close()  # sends LeaveGroup (a static member does not)
 
 
-def _librdkafka_member(
-    bootstrap: str, topic: str, group: str, controls: tuple[Any, Any, Any], log_file: str
-) -> None:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, **GROUP_CONFIG})
-    consumer.subscribe([topic])
+def _librdkafka_member(spec: MemberSpec, controls: tuple[Any, Any, Any]) -> None:
+    consumer = Consumer(
+        {
+            "bootstrap.servers": spec.bootstrap,
+            "group.id": spec.group,
+            **GROUP_CONFIG,
+            **spec.settings,
+        }
+    )
+    consumer.subscribe([spec.topic])
     _librdkafka_loop(consumer, controls)
 
 
-def _librdkafka_consumer_protocol_member(
-    bootstrap: str, topic: str, group: str, controls: tuple[Any, Any, Any], log_file: str
-) -> None:
+def _librdkafka_consumer_protocol_member(spec: MemberSpec, controls: tuple[Any, Any, Any]) -> None:
     """A KIP-848 member: the coordinator assigns, the session is the group's (the client
     may not set session.timeout.ms nor heartbeat.interval.ms), offsets are committed as it
     goes and on close."""
     consumer = Consumer(
         {
-            "bootstrap.servers": bootstrap,
-            "group.id": group,
+            "bootstrap.servers": spec.bootstrap,
+            "group.id": spec.group,
             "group.protocol": "consumer",
             "max.poll.interval.ms": 10000,
             "auto.offset.reset": "earliest",
             "auto.commit.interval.ms": 500,
+            **spec.settings,
         }
     )
-    consumer.subscribe([topic])
+    consumer.subscribe([spec.topic])
     _librdkafka_loop(consumer, controls)
 
 
@@ -117,11 +135,20 @@ class Member:
     consumer per process). ``leave()`` closes it cleanly (LeaveGroup); ``kill()`` SIGKILLs
     it, so the coordinator only notices by the missing heartbeats; ``busy(s)`` stops its
     polling for ``s`` seconds (its client keeps heartbeating meanwhile); ``pause()`` stops
-    the whole process (SIGSTOP) until ``resume()``."""
+    the whole process (SIGSTOP) until ``resume()``. ``settings`` are client settings
+    beside ``GROUP_CONFIG``'s, such as a static member's ``group.instance.id``."""
 
     _context = multiprocessing.get_context("spawn")
 
-    def __init__(self, client: str, bootstrap: str, topic: str, group: str, logs: Path) -> None:
+    def __init__(
+        self,
+        client: str,
+        bootstrap: str,
+        topic: str,
+        group: str,
+        logs: Path,
+        settings: dict[str, Any] | None = None,
+    ) -> None:
         self.bootstrap = bootstrap
         self.log_file = logs / f"member-{uuid.uuid4().hex[:6]}.log"
         self.log_file.touch()
@@ -132,7 +159,10 @@ class Member:
         controls = (self._assigned, self._stop, self._busy)
         self.process = self._context.Process(
             target=loop,
-            args=(bootstrap, topic, group, controls, str(self.log_file)),
+            args=(
+                MemberSpec(bootstrap, topic, group, str(self.log_file), settings or {}),
+                controls,
+            ),
             daemon=True,
         )
         self.process.start()
@@ -199,3 +229,24 @@ def settle(members: list[Member], partitions: int, timeout_s: float = 40) -> Non
         for m in members
     )
     raise AssertionError(f"group did not settle: {[m.assigned for m in members]}; {events}\n{logs}")
+
+
+def stable_group(cluster: Cluster, group: str) -> dict | None:
+    """The group as its coordinator shows it (``Cluster.status()``), once it is Stable."""
+    found = [g for g in cluster.status()["groups"] if g["group"] == group]
+    return found[0] if found and found[0]["state"] == "Stable" else None
+
+
+def fail_coordinator_over(cluster: Cluster, group: str) -> tuple[dict, dict]:
+    """Kill (SIGKILL) the broker that coordinates the Stable ``group``: the group as that
+    broker showed it, and as the next coordinator shows it once Stable there."""
+    before = wait_for(lambda: stable_group(cluster, group), 20, "the group to be stable")
+    cluster.kill(before["coordinator"])
+    after = wait_for(
+        lambda: (
+            (v := stable_group(cluster, group)) and v["coordinator"] != before["coordinator"] and v
+        ),
+        30,
+        "another coordinator to hold the group",
+    )
+    return before, after

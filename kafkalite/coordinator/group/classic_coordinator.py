@@ -228,6 +228,10 @@ class ClassicGroupCoordinator:
         removed = group.complete_join(self.now_ms())
         for mid in removed:
             self._resolve_join(group, mid, JoinResult(ErrorCode.unknown_member_id, member_id=mid))
+        if group.state == GroupState.PREPARING_REBALANCE:  # nobody rejoined: wait on
+            return
+        if group.state == GroupState.EMPTY:
+            self.manager.store_group_soon(group)
         self.emit(
             EventType.GROUP_REBALANCED,
             group=group.group_id,

@@ -14,7 +14,10 @@ keeps a zombie consumer from committing offsets for partitions it no longer owns
 
 Static members (KIP-345) carry a ``group.instance.id``: when one restarts, it takes its old
 place under a new member id and keeps its assignment, and the others are not rebalanced;
-its old member id is fenced (FENCED_INSTANCE_ID). The first rebalance of an empty group
+its old member id is fenced (FENCED_INSTANCE_ID). One that misses a rebalance (restarting,
+or slow to rejoin) keeps its place in the new generation until its session runs out (Kafka
+also removes, one rebalance timeout later, members that have not sent SyncGroup:
+``expirePendingSync``, not done here). The first rebalance of an empty group
 waits ``group.initial.rebalance.delay.ms`` (extended by each new member, up to the
 rebalance timeout) so that consumers starting together are assigned together.
 
@@ -171,8 +174,7 @@ class Group:
         self.transition(GroupState.PREPARING_REBALANCE)
         for m in self.members.values():
             m.joined = False
-        timeout = max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
-        self.rebalance_deadline_ms = now_ms + timeout
+        self.rebalance_deadline_ms = now_ms + self.rebalance_timeout_ms()
         self.initial_delay_until_ms = min(now_ms + initial_delay_ms, self.rebalance_deadline_ms)
         if not first:
             self.initial_delay_until_ms = 0
@@ -190,16 +192,28 @@ class Group:
         )
 
     def complete_join(self, now_ms: int) -> list[str]:
-        """End the join phase: drop who did not rejoin, bump the generation.
+        """End the join phase: drop the dynamic members that did not rejoin, bump the
+        generation. Returns the member ids removed.
 
-        Every remaining member's session starts over now, with its JoinGroup answer (Kafka's
-        ``onCompleteJoin``): a member waited in JoinGroup without heartbeating, however long
-        the others took to rejoin, and must get a whole session to send SyncGroup. Returns
-        the member ids removed. With nobody left the group becomes Empty.
+        A static member that did not rejoin stays, with its place in the assignment, until
+        its session runs out: it may be restarting, and comes back without a rebalance
+        (Kafka's ``completeClassicGroupJoin`` removes only ``notYetRejoinedMembers`` that
+        are not static). If no member rejoined at all, the phase waits another rebalance
+        timeout instead (Kafka's ``maybeElectNewJoinedLeader`` is false): the group stays
+        PreparingRebalance while the absent members' sessions run out. Every remaining
+        member's session starts over now, with its JoinGroup answer (Kafka's
+        ``rescheduleClassicGroupMemberHeartbeat`` there): a member waited in JoinGroup
+        without heartbeating, however long the others took to rejoin, and must get a whole
+        session to send SyncGroup. With nobody left the group becomes Empty.
         """
-        removed = [mid for mid, m in self.members.items() if not m.joined]
+        removed = [
+            mid for mid, m in self.members.items() if not m.joined and m.group_instance_id is None
+        ]
         for mid in removed:
             self.remove_member(mid)
+        if self.members and not self.maybe_elect_new_joined_leader():
+            self.rebalance_deadline_ms = now_ms + self.rebalance_timeout_ms()
+            return removed
         for m in self.members.values():
             m.last_heartbeat_ms = now_ms
         self.generation_id += 1
@@ -208,11 +222,25 @@ class Group:
             self.leader_id = None
             self.transition(GroupState.EMPTY)
             return removed
-        if self.leader_id not in self.members:
-            self.leader_id = next(iter(self.members))
         self.protocol_name = self.select_protocol()
         self.transition(GroupState.COMPLETING_REBALANCE)
         return removed
+
+    def maybe_elect_new_joined_leader(self) -> bool:
+        """The leader must be a member that rejoined: if it did not, the first that did
+        leads. False when nobody rejoined (Kafka's ``maybeElectNewJoinedLeader``)."""
+        leader = self.members.get(self.leader_id or "")
+        if leader is not None and leader.joined:
+            return True
+        joined = next((mid for mid, m in self.members.items() if m.joined), None)
+        if joined is None:
+            return False
+        self.leader_id = joined
+        return True
+
+    def rebalance_timeout_ms(self) -> int:
+        """How long a rebalance waits for members to rejoin: the longest of theirs."""
+        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
 
     def complete_sync(self, assignments: dict[str, bytes], now_ms: int) -> None:
         """The leader's assignment: the group is Stable, and the session of each member

@@ -11,6 +11,7 @@ waits for members, only for the log. Owned by the broker's event loop; not threa
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -29,6 +30,7 @@ from kafkalite.coordinator.group.offsets_log import (
     group_value,
     offset_record,
     offset_tombstone,
+    restore_group,
 )
 from kafkalite.coordinator.group.txn_offsets import PendingOffset, TransactionalOffsets
 from kafkalite.coordinator.partition_loads import LoadState, LogChunk, PartitionLoads
@@ -39,6 +41,7 @@ from kafkalite.protocol.errors import ErrorCode, KafkaError
 from kafkalite.protocol.record_batch import InvalidBatchError
 from kafkalite.protocol.records import Record
 
+log = logging.getLogger(__name__)
 LOAD_BUFFER_BYTES = 64 * 1024
 """How much of the log a load replays before it yields to the loop (Kafka's
 ``offsets.load.buffer.size`` is 5 MiB; Python decodes far slower)."""
@@ -76,6 +79,8 @@ class GroupMetadataManager:
         self.loads = PartitionLoads()
         self.load_buffer_bytes = LOAD_BUFFER_BYTES
         self._load_tasks: set[asyncio.Task[None]] = set()
+        self._writes: set[asyncio.Task[None]] = set()
+        """Records written with nobody waiting for them (``store_group_soon``)."""
 
     # ---- ownership and loading ---------------------------------------------------
 
@@ -122,8 +127,8 @@ class GroupMetadataManager:
         return self.loads.any_loading()
 
     async def stop(self) -> None:
-        """Cancel the loads still running."""
-        tasks = list(self._load_tasks)
+        """Cancel the loads and writes still running."""
+        tasks = [*self._load_tasks, *self._writes]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -216,9 +221,7 @@ class GroupMetadataManager:
         elif kind == "group" and value is None:  # deleted, or now a consumer group
             self.groups.pop(group_id, None)
         elif kind == "group" and value is not None:
-            group = self.groups.setdefault(group_id, Group(group_id))
-            group.generation_id = max(group.generation_id, int(value["generation"]))
-            group.protocol_type = value.get("protocol_type")
+            self.groups[group_id] = restore_group(group_id, value, self.now_ms())
         elif kind in consumer_group_records.RECORD_TYPES:
             # a consumer group takes the place of an empty classic group of its id (whose
             # tombstone came first) or of a simple one (which has no record)
@@ -300,6 +303,28 @@ class GroupMetadataManager:
         partition = self.check_coordinator(group.group_id)
         record = group_record(group.group_id, group_value(group), self.now_ms())
         await self.offsets.append(partition, [record])
+
+    def store_group_soon(self, group: Group) -> None:
+        """Write the group's record as it is now, with nobody waiting for it: a group that
+        became Empty (Kafka's ``completeClassicGroupJoin`` appends its group metadata
+        record then), so that its new generation outlives this coordinator and the next
+        one never hands the same generation out twice. As in Kafka a failed write is only
+        logged: the log's previous generation then comes back, with no members in it."""
+        try:
+            partition = self.check_coordinator(group.group_id)
+        except KafkaError as exc:
+            log.warning("group %s: its empty generation is not written: %s", group.group_id, exc)
+            return
+        record = group_record(group.group_id, group_value(group), self.now_ms())
+        task = asyncio.create_task(self._append_quietly(partition, group.group_id, record))
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
+
+    async def _append_quietly(self, partition: int, group_id: str, record: Record) -> None:
+        try:
+            await self.offsets.append(partition, [record])
+        except KafkaError as exc:
+            log.warning("group %s: its empty generation is not written: %s", group_id, exc)
 
     async def delete_group(self, group_id: str) -> ErrorCode:
         """DeleteGroups: only a group without members can go; its offsets go with it."""

@@ -9,7 +9,11 @@ the latest value per key is what counts::
                            "commit_timestamp": ms}          (null value: deleted)
     group metadata  key   {"type": "group", "group": G}
                     value {"protocol_type": ..., "generation": N, "protocol": ...,
-                           "leader": member id, "members": [member ids]}
+                           "leader": member id, "members": [
+                             {"member_id": ..., "group_instance_id": ... or null,
+                              "client_id": ..., "client_host": ...,
+                              "rebalance_timeout": ms, "session_timeout": ms,
+                              "subscription": base64, "assignment": base64}]}
                                                             (null value: group deleted)
     consumer group  (KIP-848) the records of ``consumer_group_records``
 
@@ -19,11 +23,12 @@ same group always lands on the same coordinator.
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from kafkalite.coordinator.group.group import Group
+from kafkalite.coordinator.group.group import Group, GroupState, Member
 from kafkalite.coordinator.partition_loads import LogChunk
 from kafkalite.protocol.records import Record
 
@@ -90,14 +95,66 @@ def offset_tombstone(group: str, topic: str, partition: int, now_ms: int) -> Rec
 
 
 def group_value(group: Group) -> dict[str, Any]:
-    """What is kept of a classic group (its ``group`` record's value)."""
+    """What is kept of a classic group (its ``group`` record's value): Kafka's
+    ``GroupMetadataValue``, each member with its metadata for the selected protocol and
+    its assignment, so that another coordinator can carry on with the same members."""
+    protocol = group.protocol_name
     return {
         "protocol_type": group.protocol_type,
         "generation": group.generation_id,
-        "protocol": group.protocol_name,
+        "protocol": protocol,
         "leader": group.leader_id,
-        "members": sorted(group.members),
+        "members": [
+            {
+                "member_id": m.member_id,
+                "group_instance_id": m.group_instance_id,
+                "client_id": m.client_id,
+                "client_host": m.client_host,
+                "rebalance_timeout": m.rebalance_timeout_ms,
+                "session_timeout": m.session_timeout_ms,
+                "subscription": _b64(m.metadata_for(protocol) if protocol else b""),
+                "assignment": _b64(m.assignment),
+            }
+            for m in group.members.values()
+        ],
     }
+
+
+def restore_group(group_id: str, value: dict[str, Any], now_ms: int) -> Group:
+    """The classic group a ``group`` record keeps (Kafka's ``replay`` of a
+    ``GroupMetadataValue``): Stable with its members, or Empty without. Each member's
+    session starts over now, as the coordinator loads it (Kafka's ``onLoaded``), so that
+    members reach their new coordinator without a rebalance, and a static member that
+    restarts meanwhile takes its place as it would have with the old one."""
+    protocol = value.get("protocol")
+    kept = [m for m in value.get("members", []) if isinstance(m, dict)]  # older: ids only
+    group = Group(
+        group_id,
+        GroupState.STABLE if kept else GroupState.EMPTY,
+        int(value["generation"]),
+        value.get("protocol_type"),
+        protocol if kept else None,
+    )
+    for m in kept:
+        member = Member(
+            str(m["member_id"]),
+            str(m["client_id"]),
+            str(m["client_host"]),
+            int(m["session_timeout"]),
+            int(m["rebalance_timeout"]),
+            [(str(protocol), base64.b64decode(m["subscription"]))],
+            m.get("group_instance_id"),
+            base64.b64decode(m["assignment"]),
+            last_heartbeat_ms=now_ms,
+        )
+        group.add_member(member, group.protocol_type or "")
+    if value.get("leader") in group.members:
+        group.leader_id = value["leader"]
+    return group
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
 
 
 def group_record(group: str, value: dict[str, Any] | None, now_ms: int) -> Record:

@@ -29,8 +29,12 @@ from tests.unit.coordinator.fakes import (
 pytestmark = [pytest.mark.unit, pytest.mark.asyncio]
 
 
-def make(clock: Clock, initial_delay_ms: int = 0) -> tuple[GroupCoordinator, FakeOffsetsTopic]:
-    topic = FakeOffsetsTopic()
+def make(
+    clock: Clock, initial_delay_ms: int = 0, topic: FakeOffsetsTopic | None = None
+) -> tuple[GroupCoordinator, FakeOffsetsTopic]:
+    """A coordinator of ``topic``'s partition (a new one by default); on a topic another
+    coordinator wrote, it is that one's successor after a failover and loads the log."""
+    topic = FakeOffsetsTopic() if topic is None else topic
     events: list[tuple[object, dict[str, object]]] = []
     coordinator = GroupCoordinator(
         topic,
@@ -101,6 +105,51 @@ async def test_a_static_member_that_restarts_gets_its_assignment_without_a_rebal
     assert c.groups["g"].state == GroupState.STABLE
     with pytest.raises(KafkaError) as fenced:  # a's old incarnation is fenced
         c.heartbeat("g", 2, before["a"].member_id, "a")
+    assert fenced.value.code == ErrorCode.fenced_instance_id
+
+
+async def test_an_emptied_groups_generation_outlives_its_coordinator() -> None:
+    """The group's record is written when it becomes Empty, its generation bumped (Kafka's
+    ``completeClassicGroupJoin``): the next coordinator never hands that generation out
+    again. (It loaded generation 2, the last Stable one, and formed generation 3 twice.)"""
+    clock = Clock()
+    c, topic = make(clock)
+    results = await stable_group_of_two_static_members(c)  # generation 2
+    assert c.leave("g", [(r.member_id, k) for k, r in results.items()]) == [ErrorCode.none] * 2
+    assert (c.groups["g"].state, c.groups["g"].generation_id) == (GroupState.EMPTY, 3)
+    await asyncio.sleep(0)  # the record is written in the background
+    successor, _ = make(clock, topic=topic)
+    successor.check_coordinator("g")  # it loads the log
+    assert (successor.groups["g"].state, successor.groups["g"].generation_id) == (
+        GroupState.EMPTY,
+        3,
+    )
+    assert (await join(successor, instance="a")).generation_id == 4
+
+
+async def test_static_members_keep_their_places_under_the_next_coordinator() -> None:
+    """The group's record keeps its members as Kafka's ``GroupMetadataValue`` does, each
+    with its ``group.instance.id``, metadata and assignment: after a failover the members
+    carry on in their generation, and a static member that restarts takes its place
+    without a rebalance, its old member id fenced. (The next coordinator knew no member:
+    everyone joined again, and the static member as a new one.)"""
+    clock = Clock()
+    c, topic = make(clock)
+    before = await stable_group_of_two_static_members(c)
+    clock.now = 5_000
+    successor, _ = make(clock, topic=topic)
+    successor.check_coordinator("g")  # it loads the log
+    group = successor.groups["g"]
+    assert (group.state, group.generation_id) == (GroupState.STABLE, 2)
+    assert group.static_member("a") == before["a"].member_id
+    assert group.members[before["a"].member_id].last_heartbeat_ms == 5_000  # loaded now
+    successor.heartbeat("g", 2, before["b"].member_id, "b")  # b carries on
+    rejoined = await join(successor, instance="a")  # a restarted meanwhile
+    assert (rejoined.error, rejoined.generation_id) == (ErrorCode.none, 2)
+    assert await successor.sync("g", 2, rejoined.member_id, {}) == b"for-a"
+    assert successor.groups["g"].state == GroupState.STABLE
+    with pytest.raises(KafkaError) as fenced:
+        successor.heartbeat("g", 2, before["a"].member_id, "a")
     assert fenced.value.code == ErrorCode.fenced_instance_id
 
 

@@ -100,6 +100,37 @@ def test_a_rebalance_nobody_rejoins_leaves_the_group_empty_in_a_new_generation()
     assert (group.leader_id, group.protocol_name) == (None, None)
 
 
+def test_a_static_member_that_does_not_rejoin_keeps_its_place_in_the_next_generation() -> None:
+    """Kafka's ``completeClassicGroupJoin`` drops only the dynamic members that did not
+    rejoin: a static one (restarting, or slow) stays, in the assignment, until its session
+    runs out. Its leadership goes to a member that rejoined."""
+    group = joined_group(member("s", instance="pod-s"), member("a"), member("gone"))
+    group.complete_sync(now_ms=0, assignments={"s": b"s's partitions"})
+    group.prepare_rebalance(now_ms=0)
+    group.members["a"].joined = True
+    assert group.complete_join(now_ms=500) == ["gone"]
+    assert (group.state, group.generation_id) == (S.COMPLETING_REBALANCE, 2)
+    assert group.static_member("pod-s") == "s" and group.leader_id == "a"
+    assert group.members["s"].last_heartbeat_ms == 500  # its session starts over too
+    assert group.expired_members(now_ms=10_500) == []
+    assert group.expired_members(now_ms=10_501) == ["s", "a"]  # neither heartbeat since
+
+
+def test_a_join_phase_no_member_rejoined_waits_for_the_static_members_sessions() -> None:
+    """Only static members that did not rejoin are left: no generation can be formed
+    (Kafka's ``maybeElectNewJoinedLeader`` is false), so the phase waits another rebalance
+    timeout while their sessions run out."""
+    group = joined_group(member("s", instance="pod-s", rebalance=4_000), member("a"))
+    group.complete_sync(now_ms=0, assignments={})
+    group.prepare_rebalance(now_ms=0)
+    assert group.complete_join(now_ms=30_000) == ["a"]
+    assert (group.state, group.generation_id, group.leader_id) == (S.PREPARING_REBALANCE, 1, "s")
+    assert group.rebalance_deadline_ms == 34_000
+    group.remove_member("s")  # its session ran out
+    assert group.complete_join(now_ms=35_000) == []
+    assert (group.state, group.generation_id) == (S.EMPTY, 2)
+
+
 def test_the_protocol_most_members_prefer_among_those_all_support_wins() -> None:
     group = joined_group(
         member("a", "cooperative-sticky", "range"),
