@@ -201,15 +201,7 @@ class ClassicGroupCoordinator:
 
     def _join_result(self, group: Group, member_id: str) -> JoinResult:
         leader = member_id == group.leader_id
-        protocol = group.protocol_name or ""
-        members = (
-            [
-                (m.member_id, m.group_instance_id, m.metadata_for(protocol))
-                for m in group.members.values()
-            ]
-            if leader
-            else []
-        )
+        members = group.current_classic_group_members() if leader else []
         return JoinResult(
             ErrorCode.none,
             group.generation_id,

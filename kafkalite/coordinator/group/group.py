@@ -238,6 +238,20 @@ class Group:
         self.leader_id = joined
         return True
 
+    def current_classic_group_members(self) -> list[tuple[str, str | None, bytes]]:
+        """The members as the leader's JoinGroup answer lists them (member id, instance id,
+        metadata for the selected protocol), the static members first.
+
+        Kafka lists them in its ``HashMap``'s order, which promises none. kafka-python
+        3.0.12's range and round-robin assignors split the list into static and dynamic
+        members with ``itertools.groupby``, which groups only neighbours: a static member
+        cut off from the others by a dynamic one is left out of the assignment, with no
+        partition, generation after generation (against Kafka too, when its hash order
+        falls that way). Kafka's own assignors sort the static members first as well."""
+        protocol = self.protocol_name or ""
+        members = sorted(self.members.values(), key=lambda m: m.group_instance_id is None)
+        return [(m.member_id, m.group_instance_id, m.metadata_for(protocol)) for m in members]
+
     def rebalance_timeout_ms(self) -> int:
         """How long a rebalance waits for members to rejoin: the longest of theirs."""
         return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)

@@ -6,8 +6,14 @@ from __future__ import annotations
 import asyncio
 import io
 import struct
+from types import SimpleNamespace
 
 import pytest
+from kafka.coordinator.assignors.range import RangePartitionAssignor
+from kafka.protocol.consumer.metadata import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+)
 from kio.schema.consumer_protocol_subscription.v3 import data as v3
 from kio.serial import entity_writer
 
@@ -55,6 +61,8 @@ def join(
     instance: str | None = None,
     topics: tuple = ("t",),
     metadata: bytes | None = None,
+    session_timeout_ms: int = 10_000,
+    rebalance_timeout_ms: int = 10_000,
 ) -> asyncio.Task[JoinResult]:
     request = JoinRequest(
         group_id="g",
@@ -62,8 +70,8 @@ def join(
         group_instance_id=instance,
         client_id="c",
         client_host="h",
-        session_timeout_ms=10_000,
-        rebalance_timeout_ms=10_000,
+        session_timeout_ms=session_timeout_ms,
+        rebalance_timeout_ms=rebalance_timeout_ms,
         protocol_type="consumer",
         protocols=[("range", subscription(*topics) if metadata is None else metadata)],
         require_known_member_id=True,
@@ -151,6 +159,96 @@ async def test_static_members_keep_their_places_under_the_next_coordinator() -> 
     with pytest.raises(KafkaError) as fenced:
         successor.heartbeat("g", 2, before["a"].member_id, "a")
     assert fenced.value.code == ErrorCode.fenced_instance_id
+
+
+class _Partitions:
+    """What kafka-python's assignors ask of its cluster metadata: topic t has 4 partitions."""
+
+    @staticmethod
+    def partitions_for_topic(topic: str) -> set[int]:
+        return {0, 1, 2, 3}
+
+
+def kafka_python_range_assignment(leader: JoinResult) -> dict[str, bytes]:
+    """What a kafka-python 3.0.12 leader assigns from its JoinGroup answer: its own range
+    assignor over the members the answer lists, each subscription decoded as it decodes
+    it (``ConsumerCoordinator._perform_assignment``)."""
+    members = [
+        SimpleNamespace(
+            member_id=member_id,
+            group_instance_id=instance,
+            metadata=ConsumerProtocolSubscription.decode(metadata),
+        )
+        for member_id, instance, metadata in leader.members
+    ]
+    assignment = RangePartitionAssignor.assign(_Partitions(), members)
+    return {member_id: a.encode() for member_id, a in assignment.items()}
+
+
+def partitions(assignment: bytes) -> list[int]:
+    """The partitions of t a kafka-python assignment gives."""
+    topics = ConsumerProtocolAssignment.decode(assignment).assigned_partitions
+    return sorted(p for topic in topics for p in topic.partitions)
+
+
+async def test_a_static_member_restarted_during_completing_rebalance_is_assigned() -> None:
+    """CI's failure (2026-11-29, the restarted static member's integration test): static b,
+    then static a, form a group; a dies; dynamic c joins, and the rebalance completes after
+    a's rebalance timeout with a kept (generation 3, in the order b, a, c). The restarted a
+    joins during CompletingRebalance: it takes its old place under a new member id (moved
+    last: b, c, a) and everyone rebalances to generation 4. The leader b's answer lists all
+    three with their subscriptions, but kafka-python's range assignor splits static from
+    dynamic members with ``itertools.groupby`` over the list as given, which groups only
+    neighbours: b, cut off from a by c, was left out, and b had no partition while a and c
+    shared the four, generation after generation. Static members are listed first now."""
+    clock = Clock()
+    c, _ = make(clock)
+    times = {"session_timeout_ms": 20_000, "rebalance_timeout_ms": 4_000}
+    b = await join(c, instance="b", **times)
+    await c.sync("g", 1, b.member_id, {b.member_id: b""})
+    a_joining = join(c, instance="a", **times)
+    await asyncio.sleep(0)
+    b, a = await asyncio.gather(join(c, b.member_id, "b", **times), a_joining)
+    synced = asyncio.ensure_future(c.sync("g", 2, a.member_id, {}))
+    await asyncio.sleep(0)
+    await c.sync("g", 2, b.member_id, kafka_python_range_assignment(b))
+    await synced
+    # a is killed; c joins (the member id round trip first) and b rejoins; a never does
+    asked = await join(c, **times)
+    c_joining = join(c, asked.member_id, **times)
+    await asyncio.sleep(0)
+    b_joining = join(c, b.member_id, "b", **times)
+    await asyncio.sleep(0)
+    clock.now = 4_001
+    c.tick()  # the rebalance timeout: a, static, keeps its place
+    b, dynamic = await asyncio.gather(b_joining, c_joining)
+    assert (b.generation_id, len(b.members)) == (3, 3)
+    assert c.groups["g"].state == GroupState.COMPLETING_REBALANCE
+    a_joining = join(c, instance="a", **times)  # a restarted: no member id
+    await asyncio.sleep(0)
+    b_joining = join(c, b.member_id, "b", **times)
+    c_joining = join(c, dynamic.member_id, **times)
+    a, b, dynamic = await asyncio.gather(a_joining, b_joining, c_joining)
+    assert {r.generation_id for r in (a, b, dynamic)} == {4}
+    assert b.leader == b.member_id
+    assert {(m, i) for m, i, _ in b.members} == {
+        (a.member_id, "a"),
+        (b.member_id, "b"),
+        (dynamic.member_id, None),
+    }
+    assert all(subscribed_topics(metadata) == {"t"} for _, _, metadata in b.members)
+    assignments = kafka_python_range_assignment(b)
+    followers = [asyncio.ensure_future(c.sync("g", 4, r.member_id, {})) for r in (a, dynamic)]
+    await asyncio.sleep(0)
+    assert await c.sync("g", 4, b.member_id, assignments) == assignments[b.member_id]
+    assert await asyncio.gather(*followers) == [
+        assignments[a.member_id],
+        assignments[dynamic.member_id],
+    ]
+    owned = {
+        k: partitions(assignments[r.member_id]) for k, r in {"a": a, "b": b, "c": dynamic}.items()
+    }
+    assert owned == {"a": [0, 1], "b": [2], "c": [3]}  # was a [0, 1], b [], c [2, 3]
 
 
 def owning(*partitions: int) -> bytes:
