@@ -257,11 +257,16 @@ def test_a_group_worker_is_a_member_that_can_be_killed(
         assert [e["generation"] for e in first.events("assigned")] == [1]
         second = lab.group_worker("second", "work", "workers", per_record_ms=100)
         lab.wait_for(lambda: first.assignment() and second.assignment(), 60, "both assigned")
+        # work for after the rebalance: alone, first may have done all of what became its
+        # partition before second joined, and then never was mid-batch (CI, 2026-11-29)
+        for i in range(40, 80):
+            producer.send("work", b"job-%d" % i, partition=i % 2)
+        producer.flush()
         redone = first.kill_mid_batch(lambda: lab.committed_offsets("workers", "work"))
         assert len(redone) >= 2, redone
         lab.wait_for(lambda: second.assignment() == [0, 1], 60, "second to take over")
         lab.wait_for(
-            lambda: len({v for w in (first, second) for v in w.processed()}) == 40, 60, "all"
+            lambda: len({v for w in (first, second) for v in w.processed()}) == 80, 60, "all"
         )
         done = [v.encode() for v in first.processed() + second.processed()]
         result = lab.check(history, output=done)
