@@ -251,6 +251,31 @@ async def test_a_static_member_restarted_during_completing_rebalance_is_assigned
     assert owned == {"a": [0, 1], "b": [2], "c": [3]}  # was a [0, 1], b [], c [2, 3]
 
 
+async def test_a_leader_restarted_during_completing_rebalance_leads_under_its_new_id() -> None:
+    """Kafka's ``updateStaticMemberThenRebalanceOrCompleteJoin`` in CompletingRebalance: the
+    restarted static leader takes its place (``replaceStaticMember``: the leadership moves to
+    its new member id, its old one is fenced) and the group rebalances, since the old id may
+    already be in the assignment the leader is computing; the next generation's leader is
+    the new id, answered with every member."""
+    c, _ = make(Clock())
+    before = await stable_group_of_two_static_members(c)
+    leader = next(k for k, r in before.items() if r.member_id == r.leader)
+    follower = next(k for k in before if k != leader)
+    rejoining = [join(c, before[k].member_id, k) for k in (leader, follower)]
+    assert {r.generation_id for r in await asyncio.gather(*rejoining)} == {3}
+    assert c.groups["g"].state == GroupState.COMPLETING_REBALANCE
+    restarted = join(c, instance=leader)  # no member id: a new incarnation
+    await asyncio.sleep(0)
+    with pytest.raises(KafkaError) as fenced:
+        await c.sync("g", 3, before[leader].member_id, {}, leader)  # the old incarnation
+    assert fenced.value.code == ErrorCode.fenced_instance_id
+    new, other = await asyncio.gather(restarted, join(c, before[follower].member_id, follower))
+    assert (new.generation_id, new.leader, other.leader) == (4, new.member_id, new.member_id)
+    assert sorted((i, m) for m, i, _ in new.members) == sorted(
+        [(leader, new.member_id), (follower, before[follower].member_id)]
+    )
+
+
 def owning(*partitions: int) -> bytes:
     """JoinGroup metadata that says which partitions of ``t`` the member owns (v3, as a
     cooperative member writes it)."""
