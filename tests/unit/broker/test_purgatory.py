@@ -5,6 +5,7 @@ the condition's value; however it ends, it is no longer registered."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -73,5 +74,65 @@ def test_a_cancelled_wait_is_no_longer_registered() -> None:
             await task
         assert not purgatory._waiters
         purgatory.notify(KEY)  # nobody left to wake
+
+    asyncio.run(run())
+
+
+def test_a_notify_and_the_deadline_in_one_pass_end_the_wait_once_with_the_condition() -> None:
+    """The deadline passes after a notify woke the waiter but before the waiter ran: one
+    end, with the condition's value (true: at the notify's wake-up; false: at the
+    timer's, one check later)."""
+
+    async def run() -> None:
+        for value in (True, False):
+            purgatory, condition = Purgatory(), Condition()
+            task = await parked(purgatory, condition, 0.05)
+            condition.value = value
+            purgatory.notify(KEY)
+            time.sleep(0.1)  # the deadline passes before the loop runs the waiter again
+            assert await task is value
+            assert condition.checks == (2 if value else 3)
+            assert not purgatory._waiters
+
+    asyncio.run(run())
+
+
+def test_every_waiter_of_a_key_is_woken_and_a_raising_condition_unregisters() -> None:
+    async def run() -> None:
+        purgatory = Purgatory()
+        conditions = [Condition() for _ in range(3)]
+        tasks = [await parked(purgatory, c, 30) for c in conditions]
+        for c in conditions:
+            c.value = True
+        purgatory.notify(KEY)
+        assert await asyncio.gather(*tasks) == [True, True, True]
+
+        def broken() -> bool:
+            if purgatory._waiters:
+                raise RuntimeError("log gone")
+            return False
+
+        waiting = asyncio.create_task(purgatory.wait_until([KEY], broken, 30))
+        await asyncio.sleep(0)
+        purgatory.notify(KEY)
+        with pytest.raises(RuntimeError):
+            await waiting
+        assert not purgatory._waiters
+
+    asyncio.run(run())
+
+
+def test_a_wait_cancelled_after_its_wake_up_is_cancelled_and_unregistered() -> None:
+    """Its request's connection closed between the notify and the waiter's turn."""
+
+    async def run() -> None:
+        purgatory, condition = Purgatory(), Condition()
+        task = await parked(purgatory, condition, 30)
+        condition.value = True
+        purgatory.notify(KEY)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert not purgatory._waiters
 
     asyncio.run(run())
