@@ -91,6 +91,12 @@ def start(group: Group, earlier: list[Group]) -> Running:
     # KAFKALITE_PORT_RANGE when it is set (a suite run beside other clusters on one machine)
     low, high = range_share(group.lane, 1 + max(g.lane for g in ORDER), *port_range())
     env = {**os.environ, RANGE_VARIABLE: f"{low}-{high}"}
+    # Python writes each module's bytecode once, into the suite's own venv, even where the
+    # machine turns that off (PYTHONDONTWRITEBYTECODE): otherwise every process compiles
+    # every module it imports again, brokers, kernels and JVM workers alike (a documented
+    # `python -m bench.grader --help` compiled otter's 6,000 modules: 12 s of CPU, and over
+    # the docs test's 60-s bound beside the other lanes, CI 2026-11-29 17:21).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     with log.open("wb") as out:
         process = subprocess.Popen(
             command(group, earlier),
