@@ -33,36 +33,31 @@ class GoneVoters:
     offset then; pure (the caller's clock and log)."""
 
     def __init__(self, forget_after_ms: int = FORGET_AFTER_MS) -> None:
-        self._found_at_ms: dict[int, int] = {}
-        self._log_end_when_found: dict[int, int] = {}
+        self._found: dict[int, tuple[int, int]] = {}  # voter -> (found at ms, log end then)
         self._forget_after_ms = forget_after_ms
 
     def found_gone(self, voter_id: int, now_ms: int, log_end_offset: int) -> bool:
         """Record that nothing listens at ``voter_id`` now, when the metadata log ends
         at ``log_end_offset``; True if that is news."""
-        news = voter_id not in self._found_at_ms
-        self._found_at_ms[voter_id] = now_ms
-        self._log_end_when_found[voter_id] = log_end_offset
+        news = voter_id not in self._found
+        self._found[voter_id] = (now_ms, log_end_offset)
         return news
 
     def heard_from(self, voter_id: int) -> bool:
         """A sign of life from ``voter_id``: it is not gone (any more). True if it was
         found gone until now (news for the view)."""
-        self._log_end_when_found.pop(voter_id, None)
-        return self._found_at_ms.pop(voter_id, None) is not None
+        return self._found.pop(voter_id, None) is not None
 
     def registered(self, voter_id: int, offset: int) -> bool:
         """The controller registered or unfenced ``voter_id`` in the record at
         ``offset``: a sign of life if the record came after the finding (at or past the
         log's end then), history otherwise. True if that is news for the view."""
-        if offset < self._log_end_when_found.get(voter_id, offset):
-            return False
-        return self.heard_from(voter_id)
+        _found_at_ms, log_end = self._found.get(voter_id, (0, offset))
+        return offset >= log_end and self.heard_from(voter_id)
 
     def at(self, now_ms: int) -> frozenset[int]:
         """The voters found gone, less the findings older than the expiry."""
-        expired = [v for v, t in self._found_at_ms.items() if now_ms - t >= self._forget_after_ms]
+        expired = [v for v, (t, _) in self._found.items() if now_ms - t >= self._forget_after_ms]
         for voter_id in expired:
-            del self._found_at_ms[voter_id]
-            del self._log_end_when_found[voter_id]
-        return frozenset(self._found_at_ms)
+            del self._found[voter_id]
+        return frozenset(self._found)
