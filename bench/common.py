@@ -48,15 +48,23 @@ def bench_cluster(brokers: int = 1, configs: dict[str, str] | None = None) -> It
             cluster.down()
 
 
-def produce_all(producer: Producer, topic: str, value: bytes, count: int) -> None:
-    """Queue ``count`` records for partition 0, waiting whenever the client's queue is full."""
+def produce_all(
+    producer: Producer, topic: str, value: bytes, count: int, partition: int = 0
+) -> None:
+    """Queue ``count`` records for ``partition``, waiting whenever the client's queue is full."""
     for _ in range(count):
         while True:
             try:
-                producer.produce(topic, value, partition=0)
+                producer.produce(topic, value, partition=partition)
                 break
             except BufferError:
                 producer.poll(0.001)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, all its threads (``/proc/<pid>/stat``)."""
+    times = psutil.Process(pid).cpu_times()
+    return float(times.user + times.system)
 
 
 def broker_rss_mb(cluster: Cluster, broker_id: int = 1) -> float:

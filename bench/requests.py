@@ -52,7 +52,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import psutil
 from kio.schema.describe_quorum.v2 import request as describe_quorum_req
 from kio.schema.fetch.v12 import request as fetch_v12
 from kio.schema.fetch.v15 import request as quorum_fetch_req
@@ -64,7 +63,7 @@ from kio.schema.metadata.v13 import request as metadata_req
 from kio.schema.produce.v10 import request as produce_req
 from kio.schema.sync_group.v3 import request as sync_req
 
-from bench.common import record
+from bench.common import cpu_seconds, record
 from kafkalite.cluster import Cluster
 from kafkalite.protocol.codec import build, decode_response, encode_request
 from kafkalite.protocol.record_batch import iter_batches
@@ -198,6 +197,7 @@ def fetch_frame(
     replica_id: int = -1,
     leader_epoch: int = -1,
     max_wait_ms: int = 500,
+    partition_max_bytes: int = 1 << 20,
 ) -> bytes:
     """A consumer's Fetch as librdkafka sends it (v16, the topic named by its id,
     read_committed), or a follower's as Kafka-Lite's replica fetcher does (v12, by name)."""
@@ -210,7 +210,7 @@ def fetch_frame(
             "fetch_offset": offset,
             "last_fetched_epoch": -1,
             "log_start_offset": 0 if replica_id >= 0 else -1,
-            "partition_max_bytes": 1 << 20,
+            "partition_max_bytes": partition_max_bytes,
         },
     )
     topic_field = "topic" if replica_id >= 0 else "topic_id"
@@ -342,7 +342,7 @@ class Workloads:
         for row in self.led_by(HELD, 1):
             fetcher, producer = await self.wire(1), await self.wire(1)
             partition = row["partition"]
-            offset = _log_end(await fetcher.call(fetch_frame(topic_id, partition, 0)))
+            offset = log_end(await fetcher.call(fetch_frame(topic_id, partition, 0)))
             lanes.append(_held_pair(fetcher, producer, topic_id, partition, offset))
         return Target(self.cluster, 1, lanes)
 
@@ -442,7 +442,8 @@ def _repeat(wire: Wire, frame: bytes) -> Callable[[], Awaitable[int]]:
     return once
 
 
-def _log_end(fetch_response: bytes) -> int:
+def log_end(fetch_response: bytes | memoryview) -> int:
+    """The offset after the last batch of a consumer Fetch's answer (v16, one partition)."""
     body = decode_response(1, 16, fetch_response)
     records = body.responses[0].partitions[0].records or b""
     return max((h.next_offset for _, h in iter_batches(records)), default=0)
@@ -463,7 +464,7 @@ def _held_pair(
         await asyncio.sleep(HELD_FETCH_LEAD_S)
         await producer.call(produce)
         answer = await fetcher.receive()
-        end = _log_end(answer)
+        end = log_end(answer)
         if end <= at[0]:
             raise RuntimeError(f"the held Fetch at {at[0]} came back without the new record")
         at[0] = end
@@ -576,11 +577,6 @@ async def _join(wire: Wire, group: str) -> tuple[str, int]:
 
 
 # ---- measuring --------------------------------------------------------------------------
-
-
-def cpu_seconds(pid: int) -> float:
-    times = psutil.Process(pid).cpu_times()
-    return float(times.user + times.system)
 
 
 def all_brokers(cluster: Cluster) -> list[int]:

@@ -1,6 +1,7 @@
 """Every benchmark, one after the other (``make bench``)."""
 
 from bench import (
+    consume,
     containers,
     dashboard,
     failover,
@@ -20,6 +21,7 @@ from bench import (
 
 if __name__ == "__main__":
     throughput.main()
+    consume.main()
     requests.main([])
     latency.main()
     replication.main()

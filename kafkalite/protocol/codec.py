@@ -225,7 +225,7 @@ def response_correlation_id(frame: bytes) -> int:
     return int(_SIZE.unpack_from(frame, 0)[0])
 
 
-def decode_response(api_key: int, api_version: int, frame: bytes) -> Any:
+def decode_response(api_key: int, api_version: int, frame: bytes | memoryview) -> Any:
     """The body of a response frame (without its size prefix)."""
     schema = _response_schema(api_key, api_version)
     header_cls = ResponseHeaderV1 if _flexible_response(api_key, api_version) else ResponseHeaderV0
