@@ -7,8 +7,8 @@ fetch round trips inside it. Here every read is 1 GiB per consumer (except ``sho
 which repeats that read to show what its start costs), the data just written (so in the
 page cache), and each is taken ``REPEATS`` times with the load average:
 
-- ``short``: ``bench.throughput``'s read (200,000 records from offset 0, one consumer)
-  with the settings below;
+- ``short``: ``bench.throughput``'s read (200,000 records from offset 0, one consumer,
+  ``consume(10000)``) with the settings below;
 - ``one``: one consumer reading one partition;
 - ``two``: two consumer processes at once, each reading its own partition: the broker
   serves their sum;
@@ -28,9 +28,10 @@ and parsing), and the share of the machine's CPU left idle meanwhile
 broker's figure includes its idle work, under 1 % of a core.
 
 The consumer is set up as a user after throughput would: 10 MiB per partition per fetch
-(``max.partition.fetch.bytes``, as ``bench.throughput``), ``consume()`` of
-``BATCH_BYTES`` (the last call asks only for what is left: one that asks for more waits
-its whole timeout), and ``fetch.queue.backoff.ms`` 10. librdkafka (since 2.1) stops
+(``max.partition.fetch.bytes``, as ``bench.throughput``; 1 MiB cost the broker twice
+the CPU per GB, 50 MiB the client a third more), ``consume()`` of ``BATCH_BYTES`` (the
+last call asks only for what is left: one that asks for more waits its whole timeout),
+and ``fetch.queue.backoff.ms`` 10. librdkafka (since 2.1) stops
 fetching a partition for ``fetch.queue.backoff.ms`` (1000 by default) whenever its
 queue holds ``queued.min.messages`` (100,000) or ``queued.max.messages.kbytes`` (64 MiB):
 an application slower than the fetcher, as every Python one here is, then drains the
@@ -87,9 +88,13 @@ PARTITIONS = 2
 REPEATS = 3
 SHORT_RECORDS = 200_000
 """``bench.throughput``'s read."""
-BATCH_BYTES = 10_000 * 1024
-"""What one ``consume()`` asks for: ``bench.throughput``'s 10,000 records of 1 KiB, and the
-same bytes at other sizes (625 of 16 KiB, not 160 MB of them)."""
+BATCH_BYTES = 1000 * 1024
+"""What one ``consume()`` asks for: 1,000 records of 1 KiB, 62 of 16 KiB. Over 1 GiB of
+1 KiB records, ``consume(10000)`` (``bench.throughput``'s) cost the client 1.29-1.35
+CPU-s per GB against 1.02-1.16 for ``consume(1000)`` and 0.88-0.95 for ``consume(300)``:
+ten thousand ``Message`` objects, 10 MB, are made and freed per call, out of the cache.
+``short`` keeps ``bench.throughput``'s 10,000."""
+THROUGHPUT_BATCH = 10_000
 PARTITION_FETCH_BYTES = 10 * MB
 CONSUMER = {
     "group.id": "bench-consume",
@@ -109,6 +114,8 @@ class Reading:
     partition: int
     records: int
     record_bytes: int
+    batch: int
+    """Records per ``consume()``."""
 
 
 @dataclass(frozen=True)
@@ -141,9 +148,8 @@ def _consume(reading: Reading, barrier: Barrier, out: Queue[Read]) -> None:
     consumer = Consumer({"bootstrap.servers": reading.bootstrap, **CONSUMER})
     consumer.assign([TopicPartition(reading.topic, reading.partition, 0)])
     seen, first, first_count, last = 0, 0.0, 0, None
-    batch = BATCH_BYTES // reading.record_bytes
     while seen < reading.records:
-        messages = consumer.consume(min(batch, reading.records - seen), timeout=1)
+        messages = consumer.consume(min(reading.batch, reading.records - seen), timeout=1)
         if messages:
             if not seen:
                 first, first_count = time.monotonic(), len(messages)
@@ -318,14 +324,16 @@ def main() -> None:
         for record_bytes in RECORD_SIZES:
             topic, records = f"consume-{record_bytes}", GB // record_bytes
             fill(bootstrap, topic, record_bytes, records)
+            batch = BATCH_BYTES // record_bytes
             cases = {
-                "one": [Reading(bootstrap, topic, 0, records, record_bytes)],
+                "one": [Reading(bootstrap, topic, 0, records, record_bytes, batch)],
                 "two": [
-                    Reading(bootstrap, topic, p, records, record_bytes) for p in range(PARTITIONS)
+                    Reading(bootstrap, topic, p, records, record_bytes, batch)
+                    for p in range(PARTITIONS)
                 ],
             }
             if record_bytes == 1024:
-                short = Reading(bootstrap, topic, 0, SHORT_RECORDS, record_bytes)
+                short = Reading(bootstrap, topic, 0, SHORT_RECORDS, 1024, THROUGHPUT_BATCH)
                 cases = {"short": [short], **cases}
             runs: dict[str, list[dict[str, Any]]] = {name: [] for name in cases}
             if shutil.which("kcat"):
