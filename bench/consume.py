@@ -24,12 +24,13 @@ first ``consume()`` that returns records (``first_record_s``) and the rate after
 the client processes (all their threads; ``client_python_cpu_s_per_gb`` is the thread
 that runs Python, which makes a ``Message`` per record, the rest is librdkafka fetching
 and parsing), and the share of the machine's CPU left idle meanwhile
-(``machine_idle_pct``): near 0, the rate was what the CPU left by other work allowed. The
-broker's figure includes its idle work, under 1 % of a core.
+(``machine_idle_pct``): near 0, the rate was what the CPU left by other work allowed.
+``kcat``'s MB/s run from its start. The broker's CPU includes its idle work, well under
+1 % of a core (``bench.idle``: 1.7 % for three brokers).
 
 The consumer is set up as a user after throughput would: 10 MiB per partition per fetch
 (``max.partition.fetch.bytes``, as ``bench.throughput``; 1 MiB cost the broker twice
-the CPU per GB, 50 MiB the client a third more), ``consume()`` of ``BATCH_BYTES`` (the
+the CPU per GB, 50 MiB the client 35-45 % more), ``consume()`` of ``BATCH_BYTES`` (the
 last call asks only for what is left: one that asks for more waits its whole timeout),
 and ``fetch.queue.backoff.ms`` 10. librdkafka (since 2.1) stops
 fetching a partition for ``fetch.queue.backoff.ms`` (1000 by default) whenever its
@@ -339,12 +340,13 @@ def main() -> None:
             runs: dict[str, list[dict[str, Any]]] = {name: [] for name in cases}
             if shutil.which("kcat"):
                 runs["kcat"] = []
+            runs["raw"] = []
             for _ in range(REPEATS):  # case after case, so that a busy minute hits them all
                 for name, readings in cases.items():
                     runs[name].append(consumers(cluster, readings))
                 if "kcat" in runs:
                     runs["kcat"].append(kcat(cluster, cases["one"][0]))
-                runs.setdefault("raw", []).append(raw(cluster, cases["one"][0]))
+                runs["raw"].append(raw(cluster, cases["one"][0]))
             figures[f"{record_bytes}_bytes"] = {
                 name: {
                     "median_mb_s": median_of(case_runs, "mb_s"),
