@@ -43,7 +43,9 @@ class UnknownTopicError(LookupError):
     """A topic (or an assigned partition) the query names does not exist."""
 
 
-def _is_transient(error: KafkaError) -> bool:
+def is_transient(error: KafkaError) -> bool:
+    """Whether asking again may succeed: an error a leader's failover or a slow broker
+    causes. librdkafka hands them to the caller where Kafka's Java clients retry."""
     return bool(error.retriable()) or error.code() in (
         KafkaError.LEADER_NOT_AVAILABLE,
         KafkaError.NOT_LEADER_FOR_PARTITION,
@@ -89,7 +91,7 @@ class ClusterLookup:
                 metadata = self.admin.list_topics(timeout=max(remaining, 0.5))
                 break
             except KafkaException as exc:
-                if remaining <= 0 or not _is_transient(exc.args[0]):
+                if remaining <= 0 or not is_transient(exc.args[0]):
                     raise self._unreachable(exc.args[0]) from None
                 time.sleep(RETRY_BACKOFF_S)
         return {
@@ -174,7 +176,7 @@ class ClusterLookup:
                         unknown = f"kafkalite: {tp.topic}-{tp.partition} does not exist"
                     elif error.code() == KafkaError._NOENT:
                         leaderless.add(tp.topic)
-                    elif not _is_transient(error):
+                    elif not is_transient(error):
                         raise RuntimeError(
                             f"kafkalite: ListOffsets for {tp.topic}-{tp.partition}: {error.str()}"
                         ) from None

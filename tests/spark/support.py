@@ -13,7 +13,6 @@ from typing import Any
 from confluent_kafka import (
     Consumer,
     IsolationLevel,
-    KafkaError,
     KafkaException,
     Producer,
     TopicPartition,
@@ -21,6 +20,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient, OffsetSpec
 from pyspark.sql.streaming import StreamingQuery
 
+from kafkalite.spark.lookup import is_transient
 from tests.support.waiting import wait_for
 
 
@@ -56,16 +56,6 @@ def produce(
     return count
 
 
-FAILOVER_ERRORS = (
-    KafkaError.NOT_LEADER_FOR_PARTITION,
-    KafkaError.LEADER_NOT_AVAILABLE,
-    KafkaError.OFFSET_NOT_AVAILABLE,
-    KafkaError.FENCED_LEADER_EPOCH,
-    KafkaError.UNKNOWN_LEADER_EPOCH,
-    KafkaError._TRANSPORT,
-)
-
-
 def end_offsets(bootstrap: str, topic: str, isolation: str = "read_committed") -> dict[int, int]:
     """Each partition's end offset (the last stable offset under read_committed).
 
@@ -95,7 +85,7 @@ def end_offsets(bootstrap: str, topic: str, isolation: str = "read_committed") -
             try:
                 offset = future.result().offset
             except KafkaException as exc:
-                if exc.args[0].code() not in FAILOVER_ERRORS:
+                if not is_transient(exc.args[0]):
                     raise
                 continue
             if offset >= 0:  # librdkafka's -1001: the request to a dead leader timed out
