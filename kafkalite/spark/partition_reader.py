@@ -33,6 +33,7 @@ from kafkalite.spark.options import Isolation, KafkaConnection
 BATCH_ROWS = 8192
 POLL_S = 0.2
 FETCH_WAIT_MAX_MS = 100
+FETCH_QUEUE_BACKOFF_MS = 10
 
 HEADERS = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
 BASE_FIELDS = [
@@ -109,7 +110,13 @@ def reader_config(settings: ReadSettings) -> dict[str, Any]:
     task that follows at once (a big batch's next range on the same worker) waited 0.50 s
     for its first record with librdkafka's 500 ms default, 0.10 s with 100 ms; between
     micro-batches half a second apart the held Fetch has mostly returned already. A task
-    reads records that are already there, so a shorter wait costs it nothing."""
+    reads records that are already there, so a shorter wait costs it nothing.
+
+    ``fetch.queue.backoff.ms`` is 10 ms unless the query sets it: librdkafka (since 2.1)
+    stops fetching a partition for that long, 1000 ms by default, whenever its queue holds
+    ``queued.min.messages`` (100,000) or ``queued.max.messages.kbytes`` (64 MiB); a
+    Python task turning records into Arrow columns is slower than the fetcher, so a big
+    range filled the queue and then waited a second for each refill."""
     config = settings.connection.client_config(
         **{
             "group.id": "kafkalite-spark-reader",  # never joins, never commits
@@ -120,6 +127,7 @@ def reader_config(settings: ReadSettings) -> dict[str, Any]:
         }
     )
     config.setdefault("fetch.wait.max.ms", FETCH_WAIT_MAX_MS)
+    config.setdefault("fetch.queue.backoff.ms", FETCH_QUEUE_BACKOFF_MS)
     return config
 
 
