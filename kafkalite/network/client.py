@@ -101,8 +101,11 @@ class PeerConnection:
                     async with asyncio.timeout_at(deadline):
                         await reader.drain()
                 reader.transport.write(frame)
-            except (TimeoutError, ConnectionError):
-                pass  # the timer or the lost connection fails ``future``: it says why
+            except TimeoutError:
+                pass  # the timer fails ``future``: it says why
+            except ConnectionError as exc:  # lost while waiting: maybe after it failed all
+                if not future.done():
+                    future.set_exception(PeerUnavailableError(f"{self.address}: {exc}"))
             return await future
         finally:
             timer.cancel()
