@@ -239,14 +239,7 @@ def kcat(cluster: Cluster, reading: Reading) -> dict[str, Any]:
     broker, idle_pct = cpu_seconds(cluster.pid(1)) - broker, idle_pct_since(idle)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     client = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
-    served = reading.records * reading.record_bytes
-    return {
-        "mb_s": round(served / MB / elapsed),
-        "client_cpu_s_per_gb": round(client / (served / GB), 2),
-        "broker_cpu_s_per_gb": round(broker / (served / GB), 2),
-        "machine_idle_pct": idle_pct,
-        "load": [load, load_average()],
-    }
+    return _figures(reading, elapsed, client, broker, idle_pct, load)
 
 
 def _receive(sock: socket.socket, buffer: bytearray) -> memoryview:
@@ -293,14 +286,7 @@ def raw(cluster: Cluster, reading: Reading) -> dict[str, Any]:
             offset = log_end(_receive(sock, buffer))
         elapsed, cpu = time.monotonic() - start, time.process_time() - cpu
         broker, idle_pct = cpu_seconds(cluster.pid(1)) - broker, idle_pct_since(idle)
-    served = reading.records * reading.record_bytes
-    return {
-        "mb_s": round(served / MB / elapsed),
-        "client_cpu_s_per_gb": round(cpu / (served / GB), 2),
-        "broker_cpu_s_per_gb": round(broker / (served / GB), 2),
-        "machine_idle_pct": idle_pct,
-        "load": [load, load_average()],
-    }
+    return _figures(reading, elapsed, cpu, broker, idle_pct, load)
 
 
 def fill(bootstrap: str, topic: str, record_bytes: int, records: int) -> None:
@@ -316,6 +302,20 @@ def fill(bootstrap: str, topic: str, record_bytes: int, records: int) -> None:
 
 def median_of(runs: list[dict[str, Any]], key: str) -> float:
     return float(statistics.median(run[key] for run in runs))
+
+
+def _figures(
+    reading: Reading, elapsed: float, client: float, broker: float, idle_pct: int, load: list[float]
+) -> dict[str, Any]:
+    """One read's figures: MB/s, each side's CPU-s per GB served, the machine's idle share."""
+    served = reading.records * reading.record_bytes
+    return {
+        "mb_s": round(served / MB / elapsed),
+        "client_cpu_s_per_gb": round(client / (served / GB), 2),
+        "broker_cpu_s_per_gb": round(broker / (served / GB), 2),
+        "machine_idle_pct": idle_pct,
+        "load": [load, load_average()],
+    }
 
 
 def main() -> None:
