@@ -38,6 +38,8 @@ from tests.support.transactions import SENTINEL, write_sentinels
 from tests.support.waiting import wait_for
 
 Log = dict[tuple[str, int], dict[int, bytes]]
+RETRY_BACKOFF_S = 0.1
+"""Between asks for the committed offsets, as a Kafka client's ``retry.backoff.ms``."""
 CLIENT = {"bootstrap.servers": "", "topic.metadata.refresh.interval.ms": 1000}
 
 
@@ -136,6 +138,8 @@ class Transformer:
         while not stop.is_set():
             if not at_committed:  # a failed batch is read again before anything else
                 at_committed = self.rewind()
+                if not at_committed:  # an answer that failed at once: not a busy loop
+                    stop.wait(RETRY_BACKOFF_S)
                 continue
             batch = [m for m in self.consumer.consume(200, 0.3) if not m.error()]
             if batch and not self.process(batch, stop):
