@@ -6,20 +6,34 @@ leaders. Responses are matched to requests by correlation id, so several request
 flight on one connection (a parked quorum Fetch does not hold up a heartbeat). A broken
 connection fails every request in flight and is reopened by the next request; nothing here
 retries, because each caller knows best whether a retry is safe.
+
+Responses are read by a bare ``asyncio.Protocol`` (``_ResponseReader``): each read is split
+into frames as it arrives (``protocol.framing``, as the listener's ``FrameStream`` does)
+and each frame completes the future of the request with its correlation id, right there.
+A follower's Fetches, a quorum's Fetches and Votes all come this way, so this is a share
+of every acks=all Produce (issue 29). An asyncio ``StreamReader`` cost a reader task's
+wake-up and two ``readexactly`` calls per response, and each request an
+``asyncio.timeout`` and an ``asyncio.shield``; here a response costs one
+``data_received``, and a request's timeout is one timer (``loop.call_at``, as the
+purgatory's waiters) that fails its future at the deadline.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import struct
 from typing import Any
 
+from kafkalite.network.flow_control import WriteFlowControl
 from kafkalite.protocol.codec import decode_response, encode_request, response_correlation_id
+from kafkalite.protocol.framing import FrameSplitter
 
 _SIZE = struct.Struct(">i")
 _CORRELATION = struct.Struct(">i")
+_ANY_SIZE = 0x7FFFFFFF
+"""No bound on a response's size (as Kafka's clients have none): it is as large as its
+request allowed. Only a negative size, which no frame can have, ends the connection."""
 
 
 class PeerUnavailableError(ConnectionError):
@@ -41,9 +55,7 @@ class PeerConnection:
         self.port = port
         self.client_id = client_id
         self.connect_timeout_s = connect_timeout_s
-        self._writer: asyncio.StreamWriter | None = None
-        self._reader_task: asyncio.Task[None] | None = None
-        self._pending: dict[int, asyncio.Future[bytes]] = {}
+        self._reader: _ResponseReader | None = None
         self._ids = itertools.count(1)
         self._connecting: asyncio.Lock = asyncio.Lock()
 
@@ -70,51 +82,58 @@ class PeerConnection:
         return bytes(response)
 
     async def _round_trip(self, cid: int, frame: bytes, timeout_s: float) -> bytes:
-        writer = await self._connect()
-        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
-        self._pending[cid] = future
+        """Raises ``PeerTimeoutError`` at ``timeout_s`` without an answer (the frame may
+        still be waiting to be sent then, if the peer does not read), and
+        ``PeerUnavailableError`` when the connection breaks first."""
+        reader = self._reader
+        if reader is None or reader.transport.is_closing():
+            reader = await self._connect()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        future: asyncio.Future[bytes] = loop.create_future()
+        pending = reader.pending
+        pending[cid] = future
+        timer = loop.call_at(deadline, self._expire, future, timeout_s)
         try:
-            writer.write(frame)
-            async with asyncio.timeout(timeout_s):
-                await asyncio.shield(future)
-        except TimeoutError:
-            raise PeerTimeoutError(f"{self.address} did not answer in {timeout_s}s") from None
-        except (ConnectionError, OSError) as exc:
-            self._disconnect(exc)
-            raise PeerUnavailableError(f"{self.address}: {exc}") from exc
+            try:
+                if reader.writing_paused:
+                    # the peer does not read: queue nothing more for it until it does
+                    async with asyncio.timeout_at(deadline):
+                        await reader.drain()
+                reader.transport.write(frame)
+            except TimeoutError:
+                pass  # the timer fails ``future``: it says why
+            except ConnectionError as exc:  # lost while waiting: maybe after it failed all
+                if not future.done():
+                    future.set_exception(PeerUnavailableError(f"{self.address}: {exc}"))
+            return await future
         finally:
-            self._pending.pop(cid, None)
-        return future.result()
+            timer.cancel()
+            pending.pop(cid, None)
 
-    async def _connect(self) -> asyncio.StreamWriter:
+    def _expire(self, future: asyncio.Future[bytes], timeout_s: float) -> None:
+        if not future.done():
+            future.set_exception(PeerTimeoutError(f"{self.address} did not answer in {timeout_s}s"))
+
+    async def _connect(self) -> _ResponseReader:
         async with self._connecting:
-            if self._writer is not None and not self._writer.is_closing():
-                return self._writer
+            reader = self._reader
+            if reader is not None and not reader.transport.is_closing():
+                return reader
+            loop = asyncio.get_running_loop()
             try:
                 async with asyncio.timeout(self.connect_timeout_s):
-                    reader, writer = await asyncio.open_connection(self.host, self.port)
+                    _, reader = await loop.create_connection(
+                        lambda: _ResponseReader(self.address), self.host, self.port
+                    )
             except TimeoutError as exc:
                 raise PeerTimeoutError(f"cannot connect to {self.address}: {exc}") from None
             except OSError as exc:
                 raise PeerUnavailableError(f"cannot connect to {self.address}: {exc}") from None
-            self._writer = writer
-            self._reader_task = asyncio.create_task(self._read(reader, writer))
-            return writer
-
-    async def _read(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        error: Exception = ConnectionResetError(f"{self.address} closed the connection")
-        try:
-            while True:
-                size = _SIZE.unpack(await reader.readexactly(4))[0]
-                frame = await reader.readexactly(size)
-                future = self._pending.get(response_correlation_id(frame))
-                if future is not None and not future.done():
-                    future.set_result(frame)
-        except (asyncio.IncompleteReadError, ConnectionError, OSError) as exc:
-            error = exc if isinstance(exc, ConnectionError) else ConnectionResetError(str(exc))
-        finally:
-            if self._writer is writer:
-                self._disconnect(error)
+            if reader.transport.is_closing():  # lost before it was handed over
+                raise PeerUnavailableError(f"{self.address} closed the connection")
+            self._reader = reader
+            return reader
 
     def reset(self) -> None:
         """Drop the connection now: a request in flight fails with
@@ -124,17 +143,54 @@ class PeerConnection:
         self._disconnect(ConnectionAbortedError("reset by this side"))
 
     def _disconnect(self, error: Exception) -> None:
-        writer, self._writer = self._writer, None
-        if writer is not None:
-            writer.close()
-        for future in self._pending.values():
-            if not future.done():
-                future.set_exception(PeerUnavailableError(f"{self.address}: {error}"))
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.close(error)
 
     async def close(self) -> None:
         self._disconnect(ConnectionAbortedError("closed"))
-        task, self._reader_task = self._reader_task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+
+
+class _ResponseReader(WriteFlowControl):
+    """One connection's reading side: splits what the peer sends into response frames
+    and completes, for each, the request waiting for its correlation id. A lost
+    connection fails every request still waiting on it."""
+
+    def __init__(self, address: str) -> None:
+        super().__init__()
+        self.address = address
+        self.pending: dict[int, asyncio.Future[bytes]] = {}
+        """The requests sent on this connection and not yet answered, by correlation id."""
+        self._splitter = FrameSplitter(_ANY_SIZE)
+        self.transport: asyncio.Transport
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        pending = self.pending
+        splitter = self._splitter
+        for frame in splitter.feed(data):
+            future = pending.pop(response_correlation_id(frame), None)
+            if future is not None and not future.done():
+                future.set_result(frame)
+        if splitter.error is not None:
+            self.close(splitter.error)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        self._fail(exc or ConnectionResetError(f"{self.address} closed the connection"))
+
+    def close(self, error: Exception) -> None:
+        """Close the connection now, failing every request waiting on it with ``error``.
+        What the transport still holds to send is dropped (``abort``): those requests
+        have just failed, and a peer that does not read would hold a ``close`` back."""
+        self._fail(error)
+        self.transport.abort()
+
+    def _fail(self, error: Exception) -> None:
+        pending, self.pending = self.pending, {}
+        for future in pending.values():
+            if not future.done():
+                future.set_exception(PeerUnavailableError(f"{self.address}: {error}"))

@@ -22,6 +22,7 @@ import asyncio
 from collections import deque
 from collections.abc import Callable
 
+from kafkalite.network.flow_control import WriteFlowControl
 from kafkalite.protocol.framing import FrameSplitter
 
 READ_AHEAD_BYTES = 1 << 17
@@ -33,12 +34,14 @@ class PeerEndedError(ConnectionResetError):
     """The peer shut its side down (EOF): it sends no more, and may still read."""
 
 
-class FrameStream(asyncio.Protocol):
-    """Owned by the event loop of the listener that accepted it."""
+class FrameStream(WriteFlowControl):
+    """Owned by the event loop of the listener that accepted it. Writes wait in
+    ``drain`` (``flow_control``)."""
 
     def __init__(self, max_frame_bytes: int, on_connected: Callable[[FrameStream], None]) -> None:
         """``on_connected``: called with this stream once its transport is set (the
         listener starts the connection's task there)."""
+        super().__init__()
         self._on_connected = on_connected
         self._splitter = FrameSplitter(max_frame_bytes)
         self._frames: deque[bytes] = deque()
@@ -47,9 +50,6 @@ class FrameStream(asyncio.Protocol):
         self._ended: Exception | None = None
         """Why no frame follows those queued: EOF, a lost connection, a bad size."""
         self._waiter: asyncio.Future[None] | None = None
-        self._drained: asyncio.Future[None] | None = None
-        self._writing_paused = False
-        self._lost = False
         self._closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.transport: asyncio.Transport
 
@@ -85,24 +85,12 @@ class FrameStream(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         """Frames not yet taken are dropped: no one is left to answer."""
-        self._lost = True
+        super().connection_lost(exc)
         self._frames.clear()
         self._queued_bytes = 0
         self._end(exc if exc is not None else ConnectionResetError("the connection was closed"))
-        drained = self._drained
-        if drained is not None and not drained.done():
-            drained.set_result(None)
         if not self._closed.done():
             self._closed.set_result(None)
-
-    def pause_writing(self) -> None:
-        self._writing_paused = True
-
-    def resume_writing(self) -> None:
-        self._writing_paused = False
-        drained = self._drained
-        if drained is not None and not drained.done():
-            drained.set_result(None)
 
     # --- what the connection's task uses ----------------------------------------------
 
@@ -140,20 +128,6 @@ class FrameStream(asyncio.Protocol):
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         self.transport.write(data)
-
-    async def drain(self) -> None:
-        """Wait while the peer does not read what was written (``pause_writing``).
-        Raises ``ConnectionResetError`` once the connection is lost."""
-        if self._lost:
-            raise ConnectionResetError("the connection was lost")
-        while self._writing_paused:
-            drained = self._drained = asyncio.get_running_loop().create_future()
-            try:
-                await drained
-            finally:
-                self._drained = None
-            if self._lost:
-                raise ConnectionResetError("the connection was lost")
 
     def is_closing(self) -> bool:
         return self.transport.is_closing()
