@@ -33,12 +33,19 @@ class FrameSizeError(ValueError):
 class FrameSplitter:
     """Bytes in, whole frames (without their size prefix) out, in order.
 
-    The common read (one request, whole) returns a slice of what was read, with no copy
-    into a buffer; only a frame cut across reads is buffered."""
+    Each frame's bytes are copied once, into the ``bytes`` returned: a frame inside one
+    read is sliced out of it; a frame cut across reads (a 64 KiB Produce batch usually
+    is, as the loop reads at most 256 KiB at a time) is kept as views of the reads that
+    carried it and joined when its last byte arrives, not grown and re-copied per read.
+    """
 
     def __init__(self, max_frame_bytes: int) -> None:
         self.max_frame_bytes = max_frame_bytes
-        self._partial = bytearray()
+        self._chunks: list[memoryview] = []
+        """The reads' pieces of the frame in progress, its size prefix first."""
+        self._buffered = 0
+        self._needed = 0
+        """The frame in progress's length with its prefix; 0 while the prefix is cut."""
         self.error: FrameSizeError | None = None
         """Set at the first size out of bounds: the stream ends there, and whatever
         follows it is ignored."""
@@ -46,34 +53,49 @@ class FrameSplitter:
     @property
     def buffered(self) -> int:
         """Bytes received that do not yet make a whole frame."""
-        return len(self._partial)
+        return self._buffered
 
     def feed(self, data: bytes) -> list[bytes]:
         """The frames ``data`` completes. At a size out of bounds, the frames before it
         are returned, ``error`` is set, and nothing more is read."""
         if self.error is not None:
             return []
-        if self._partial:
-            self._partial += data
-            stream: bytes | bytearray = self._partial
-        else:
-            stream = data
+        view = memoryview(data)
         frames: list[bytes] = []
-        position, end = 0, len(stream)
+        if self._chunks:
+            chunks = self._chunks
+            chunks.append(view)
+            self._buffered += len(view)
+            if not self._needed:  # the prefix was cut: rare, and its piece is short
+                view = memoryview(b"".join(chunks))
+            elif self._buffered < self._needed:
+                return frames
+            else:
+                rest = self._buffered - self._needed
+                last = chunks[-1]
+                chunks[0] = chunks[0][4:]
+                chunks[-1] = last[: len(last) - rest]
+                frames.append(b"".join(chunks))
+                view = last[len(last) - rest :]
+            self._chunks, self._buffered, self._needed = [], 0, 0
+        self._split(view, frames)
+        return frames
+
+    def _split(self, view: memoryview, frames: list[bytes]) -> None:
+        """Append the whole frames at the start of ``view`` to ``frames``; keep the rest."""
+        position, end = 0, len(view)
         limit = self.max_frame_bytes
         while end - position >= 4:
-            size = _SIZE.unpack_from(stream, position)[0]
+            size = _SIZE.unpack_from(view, position)[0]
             if size < 0 or size > limit:
                 self.error = FrameSizeError(size, limit)
-                self._partial = bytearray()
-                return frames
+                return
             start = position + 4
             if end - start < size:
+                self._needed = 4 + size
                 break
-            frames.append(bytes(stream[start : start + size]))
+            frames.append(bytes(view[start : start + size]))
             position = start + size
-        if stream is self._partial:
-            del self._partial[:position]
-        elif position < end:
-            self._partial = bytearray(stream[position:])
-        return frames
+        if position < end:
+            self._chunks = [view[position:]]
+            self._buffered = end - position

@@ -69,3 +69,13 @@ def test_a_negative_size_ends_the_stream() -> None:
     assert splitter.feed(struct.pack(">i", -1)) == []
     assert splitter.error is not None
     assert splitter.error.size == -1
+
+
+def test_a_size_over_the_limit_cut_across_reads_is_refused_when_whole() -> None:
+    splitter = FrameSplitter(10)
+    data = framed(b"ok") + struct.pack(">i", 11) + b"x"
+    assert splitter.feed(data[:8]) == [b"ok"]  # and two bytes of the next size
+    assert splitter.error is None
+    assert splitter.feed(data[8:]) == []
+    assert isinstance(splitter.error, FrameSizeError)
+    assert splitter.buffered == 0
