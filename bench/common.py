@@ -77,7 +77,11 @@ def record(name: str, results: dict[str, Any]) -> None:
     payload = {
         "benchmark": name,
         "time": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "machine": {"cpus": psutil.cpu_count(), "python": platform.python_version()},
+        "machine": {
+            "cpus": psutil.cpu_count(),
+            "python": platform.python_version(),
+            "load_average": load_average(),  # at the end of the run: was it quiet?
+        },
         **results,
     }
     (RESULTS / f"{name}.json").write_text(json.dumps(payload, indent=2) + "\n")

@@ -4,7 +4,10 @@ and each broker's memory.
 Topic with 3 partitions, RF=3, min.insync.replicas=2. confluent-kafka, idempotent,
 1 KiB records, linger 5 ms, 1 MiB batches. Latency is produce() -> delivery report for
 every record of the run (so it includes queueing in the client under full load).
-Memory: each broker's RSS when idle after the runs. Run:
+CPU: the three brokers' and the producing client's (this process's) seconds per MB
+produced, which say what limits the rate on a machine of two cores: the client's
+librdkafka and Python take about as much as the three brokers together. Memory: each
+broker's RSS when idle after the runs. Run:
 ``.venv/bin/python -m bench.replication``.
 """
 
@@ -19,7 +22,7 @@ from typing import Any
 import psutil
 from confluent_kafka import Producer
 
-from bench.common import bench_cluster, describe_or_run, record
+from bench.common import bench_cluster, cpu_seconds, describe_or_run, record
 from kafkalite.cluster import Cluster
 from tests.support.topics import create_topic as create
 from tests.support.waiting import wait_for
@@ -62,6 +65,8 @@ def produce(cluster: Cluster, acks: str) -> dict[str, Any]:
             errors += 1
         latencies.append(time.perf_counter() - sent)
 
+    pids = [cluster.pid(b.broker_id) for b in cluster.spec.brokers]
+    brokers_cpu, client_cpu = sum(cpu_seconds(p) for p in pids), time.process_time()
     start = time.perf_counter()
     for _ in range(COUNT):
         sent = time.perf_counter()
@@ -74,11 +79,16 @@ def produce(cluster: Cluster, acks: str) -> dict[str, Any]:
         producer.poll(0)
     producer.flush(120)
     elapsed = time.perf_counter() - start
+    brokers_cpu = sum(cpu_seconds(p) for p in pids) - brokers_cpu
+    client_cpu = time.process_time() - client_cpu
+    produced_mb = COUNT * len(RECORD) / MB
     latencies.sort()
     return {
         "acks": acks,
         "records": COUNT,
-        "mb_s": round(COUNT * len(RECORD) / MB / elapsed, 1),
+        "mb_s": round(produced_mb / elapsed, 1),
+        "brokers_cpu_ms_per_mb": round(brokers_cpu / produced_mb * 1000, 2),
+        "client_cpu_ms_per_mb": round(client_cpu / produced_mb * 1000, 2),
         "p50_ms": round(statistics.median(latencies) * 1000, 1),
         "p99_ms": round(latencies[int(len(latencies) * 0.99)] * 1000, 1),
         "errors": errors,
