@@ -12,11 +12,13 @@ allowed to converge, and one last read of every partition gives the final log th
 from __future__ import annotations
 
 import random
+import shutil
 import threading
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
@@ -27,6 +29,24 @@ from tests.support.topics import create_topic as create
 from tests.support.waiting import wait_for
 
 Partition = tuple[str, int]
+EVIDENCE = Path(__file__).resolve().parents[2] / ".test-logs" / "chaos"
+"""Where a failed run's evidence is kept, beside the suite's logs: pytest keeps only its
+last three temporary directories, and a CI's lanes start many sessions after this one."""
+
+
+def keep_evidence(cluster: Cluster, name: str, notes: str) -> Path:
+    """Copy ``cluster``'s logs (each broker's, the links') and fault records, not its
+    data, and ``notes`` (what the workload recorded) to ``EVIDENCE/name``: a chaos
+    failure shows under load, once in many runs, and cannot be diagnosed from its seed
+    alone."""
+    root = Path(cluster.spec.root)
+    out = EVIDENCE / name
+    for path in [*root.glob("*.*"), *root.glob("broker-*/broker.log")]:
+        target = out / path.relative_to(root)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+    (out / "workload.txt").write_text(notes)
+    return out
 
 
 @dataclass

@@ -18,7 +18,7 @@ from collections.abc import Callable
 import pytest
 
 from kafkalite.cluster import Cluster
-from tests.chaos.harness import Workload, run
+from tests.chaos.harness import Workload, keep_evidence, run
 
 # One worker runs the heavy tests one after another (see tests/integration/test_groups.py).
 pytestmark = [pytest.mark.chaos, pytest.mark.slow, pytest.mark.xdist_group("heavy")]
@@ -40,6 +40,9 @@ def test_nemesis_loses_nothing_with_acks_all_and_idempotence(
     report, history = run(cluster, workload)
     print("\n".join(history.faults))
     print(report.summary())
+    if not report.valid:
+        notes = "\n".join([f"seed {seed}", *history.faults, report.summary(examples=20)])
+        print(f"evidence kept in {keep_evidence(cluster, f'nemesis-{seed}', notes)}")
     assert report.acked > 1000, "the workload barely ran"
     assert report.read > 1000
     assert history.faults, "the nemesis never struck"

@@ -17,7 +17,7 @@ import pytest
 
 from kafkalite.cluster import Cluster
 from tests.chaos import exactly_once
-from tests.chaos.harness import Workload
+from tests.chaos.harness import Workload, keep_evidence
 from tests.chaos.test_chaos import LAB_FAST
 
 pytestmark = [pytest.mark.chaos, pytest.mark.slow, pytest.mark.xdist_group("heavy")]
@@ -46,6 +46,11 @@ def test_nemesis_pipeline_output_is_its_input_transformed_exactly_once(
     if history.input_duplicates:  # upstream of the pipeline: reported, judged elsewhere
         print(f"input written twice by its idempotent producer: {history.input_duplicates[:5]}")
     print(report.summary())
+    if not report.valid:
+        notes = [f"seed {seed}", *nemesis.faults, report.summary(examples=20), "commits:"]
+        notes += [f"{c.partition[1]} {c.offset}" for c in history.commits]
+        kept = keep_evidence(cluster, f"exactly-once-{verification}-{seed}", "\n".join(notes))
+        print(f"evidence kept in {kept}")
     assert report.acked > 1000, "the pipeline barely ran"
     assert report.read > 1000, "the readers barely read"
     assert nemesis.faults, "the nemesis never struck"
