@@ -1,7 +1,8 @@
 """Produce and consume throughput with 1 KiB records, one broker, one partition.
 
 confluent-kafka: 64 KiB batches, linger 5 ms, acks=1 (the issue's configuration);
-kafka-python: its defaults with acks=1. Consume throughput is read back with
+kafka-python: its defaults with acks=1. The confluent-kafka produce run also reports the
+broker's and the client's (this process's) CPU per MB. Consume throughput is read back with
 confluent-kafka: one read of the 200,000 records (195 MB) just written, timed from the
 first ``consume()``, so the consumer's first fetch round trips are inside a 0.2-0.4 s
 measurement. What one broker serves to consumers over a larger volume, and whose CPU
@@ -15,7 +16,14 @@ import time
 from confluent_kafka import Consumer, Producer, TopicPartition
 from kafka import KafkaProducer
 
-from bench.common import bench_cluster, broker_rss_mb, describe_or_run, produce_all, record
+from bench.common import (
+    bench_cluster,
+    broker_rss_mb,
+    cpu_seconds,
+    describe_or_run,
+    produce_all,
+    record,
+)
 
 RECORD = b"x" * 1024
 MB = 1024 * 1024
@@ -78,16 +86,23 @@ def main() -> None:
     with bench_cluster(configs={"log.segment.bytes": "268435456"}) as cluster:
         bootstrap = cluster.bootstrap_servers
         idle_rss = broker_rss_mb(cluster)
+        broker_cpu, client_cpu = cpu_seconds(cluster.pid(1)), time.process_time()
         t_produce = confluent_produce(bootstrap, "bench-c", n_confluent)
+        broker_cpu = cpu_seconds(cluster.pid(1)) - broker_cpu
+        client_cpu = time.process_time() - client_cpu
         t_consume = confluent_consume(bootstrap, "bench-c", n_confluent)
         t_python = kafka_python_produce(bootstrap, "bench-p", n_python)
         loaded_rss = broker_rss_mb(cluster)
+    produced_mb = n_confluent * len(RECORD) / MB
     record(
         "throughput",
         {
             "record_bytes": len(RECORD),
-            "confluent_produce_mb_s": round(n_confluent * len(RECORD) / MB / t_produce, 1),
-            "confluent_consume_mb_s": round(n_confluent * len(RECORD) / MB / t_consume, 1),
+            "confluent_produce_mb_s": round(produced_mb / t_produce, 1),
+            # on two cores the client's CPU is half of what a produced MB costs
+            "produce_broker_cpu_ms_per_mb": round(broker_cpu / produced_mb * 1000, 2),
+            "produce_client_cpu_ms_per_mb": round(client_cpu / produced_mb * 1000, 2),
+            "confluent_consume_mb_s": round(produced_mb / t_consume, 1),
             "kafka_python_produce_mb_s": round(n_python * len(RECORD) / MB / t_python, 1),
             "broker_rss_idle_mb": round(idle_rss, 1),
             "broker_rss_after_mb": round(loaded_rss, 1),
