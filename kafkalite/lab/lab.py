@@ -1,11 +1,12 @@
 """``Lab``: the notebook's handle on a running cluster.
 
-Everything a lab needs in one object: the fault verbs (``lab.kill(2)``), who leads what
-(``lab.leader("orders", 0)``), the cluster as DataFrames, topics, kafka-python producers
-and consumers that record a history, and the pictures and verdicts drawn from it. Each
-call that waits is bounded, and clients get short timeouts, so a cell written wrong
-raises a clear error instead of hanging the kernel; the brokers run as their own
-processes, which no notebook cell can wedge.
+Everything a lab needs in one object: the fault verbs (``lab.kill(2)``, from
+``fault_verbs``), who leads what (``lab.leader("orders", 0)``), the cluster as DataFrames,
+topics (``lab.create_topic``, from ``topics``), kafka-python producers and consumers that
+record a history, and the pictures and verdicts drawn from it. Each call that waits is
+bounded (``waits``), and clients get short timeouts, so a cell written wrong raises a clear
+error instead of hanging the kernel; the brokers run as their own processes, which no
+notebook cell can wedge.
 """
 
 from __future__ import annotations
@@ -15,20 +16,21 @@ import itertools
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from confluent_kafka.admin import AdminClient
-from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
-from kafka.errors import KafkaError, TopicAlreadyExistsError
+from kafka.admin import KafkaAdminClient
+from kafka.errors import KafkaError
 
 from kafkalite.checker.history import check as check_history
 from kafkalite.cluster import BrokerState
 from kafkalite.events import EventType
-from kafkalite.lab import tables
+from kafkalite.lab import tables, waits
 from kafkalite.lab.anomalies import CheckResult, lost_values, output_as_log, result_of
+from kafkalite.lab.fault_verbs import FaultVerbs
 from kafkalite.lab.faults import ObservedCluster
 from kafkalite.lab.group_members import describe_groups
 from kafkalite.lab.history import History, OpKind
@@ -36,6 +38,8 @@ from kafkalite.lab.prediction import Comparison, beside
 from kafkalite.lab.recording import RecordingConsumer, RecordingProducer, read_final_log
 from kafkalite.lab.tables import current_incarnation
 from kafkalite.lab.timeline import build_timeline, plot_timeline
+from kafkalite.lab.topics import TopicAdmin
+from kafkalite.lab.waits import WAIT_S, LabTimeoutError
 from kafkalite.lab.watch import offsets_over_time, plot_offsets
 from kafkalite.lab.workers import GroupWorker
 
@@ -44,7 +48,7 @@ if TYPE_CHECKING:
 
     from kafkalite.lab.dashboard import Dashboard
 
-T = TypeVar("T")
+__all__ = ["Lab", "LabTimeoutError", "fenced_by_all"]
 
 PRODUCER_DEFAULTS: dict[str, Any] = {
     "request_timeout_ms": 5000,  # a request to a dead or paused broker fails in 5 s
@@ -64,8 +68,6 @@ CONSUMER_DEFAULTS: dict[str, Any] = {
     "reconnect_backoff_max_ms": 1000,
     "metadata_max_age_ms": 5000,
 }
-WAIT_S = 30.0
-CREATE_ATTEMPTS = 3
 FINAL_SAMPLE_TIMEOUT_S = 10.0
 """How long a watch's last sample waits for each broker's answer."""
 
@@ -87,11 +89,7 @@ def fenced_by_all(
     )
 
 
-class LabTimeoutError(TimeoutError):
-    """A lab helper waited as long as it may; the message says for what."""
-
-
-class Lab:
+class Lab(FaultVerbs, TopicAdmin):
     def __init__(self, cluster: ObservedCluster) -> None:
         self.cluster = cluster
         self.history = History()
@@ -138,46 +136,7 @@ class Lab:
         ]
         return ",".join(live) or self.bootstrap_servers
 
-    # ---- faults: the cluster's verbs -------------------------------------------------
-
-    def kill(self, broker: int) -> None:
-        """SIGKILL the broker: a crash, no controlled shutdown (``start`` brings it back)."""
-        self.cluster.kill(broker)
-
-    def stop(self, broker: int) -> None:
-        """Controlled shutdown: its leaderships move away first (``start`` brings it back)."""
-        self.cluster.stop(broker)
-
-    def start(self, broker: int) -> None:
-        self.cluster.start(broker)
-
-    def restart(self, broker: int) -> None:
-        self.cluster.restart(broker)
-
-    def pause(self, broker: int) -> None:
-        """SIGSTOP: a hung broker that keeps its connections and answers nothing."""
-        self.cluster.pause(broker)
-
-    def resume(self, broker: int) -> None:
-        self.cluster.resume(broker)
-
-    def isolate(self, broker: int) -> None:
-        """Cut the broker off from its peers; its own clients still reach it."""
-        self.cluster.isolate(broker)
-
-    def slow(self, broker: int, delay_ms: int = 500) -> None:
-        """Deliver the broker's replication traffic ``delay_ms`` late."""
-        self.cluster.slow(broker, delay_ms)
-
-    def partial_partition(self, broker: int) -> None:
-        """Cut the broker from its replication peers, both ways, while it still reaches the
-        controller quorum: a leader cut off this way is not fenced, and shrinks its ISR."""
-        self.cluster.partial_partition(broker)
-
-    def heal(self, broker: int | None = None) -> None:
-        """Undo ``isolate``, ``slow`` and ``partial_partition`` (for every broker when
-        ``broker`` is None)."""
-        self.cluster.heal(broker)
+    # ---- faults: the verbs are ``FaultVerbs``'; ``reset`` undoes every one -----------
 
     def reset(self, timeout_s: float = 60) -> None:
         """Close this lab's clients, then bring every broker back (resume, heal, start) and
@@ -330,18 +289,7 @@ class Lab:
         """The active controller (the metadata quorum's leader)."""
         return next((b["id"] for b in self.status()["brokers"] if b["controller"]), None)
 
-    def wait_for(
-        self, condition: Callable[[], T | None], timeout_s: float = WAIT_S, what: str = "it"
-    ) -> T:
-        """Poll ``condition`` until it returns something truthy, at most ``timeout_s``."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            value = condition()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise LabTimeoutError(f"waited {timeout_s:.0f} s for {what}")
-            time.sleep(0.1)
+    wait_for = staticmethod(waits.wait_for)
 
     def wait_for_acks(
         self,
@@ -412,115 +360,6 @@ class Lab:
             return list(row["isr"]) if len(row["isr"]) == wanted else None
 
         return self.wait_for(isr, timeout_s, f"{topic}-{partition}'s ISR to reach size {size}")
-
-    # ---- topics ----------------------------------------------------------------------
-
-    @contextlib.contextmanager
-    def admin(self) -> Iterator[KafkaAdminClient]:
-        """A kafka-python admin client for one task. A fresh one each time: a long-lived
-        client keeps asking the controller it first knew, even after it was killed."""
-        admin = KafkaAdminClient(
-            bootstrap_servers=self.live_bootstrap_servers(),
-            client_id="kafkalite-lab-admin",
-            request_timeout_ms=10000,
-        )
-        try:
-            yield admin
-        finally:
-            admin.close()
-
-    def create_topic(
-        self,
-        name: str,
-        partitions: int = 1,
-        replication_factor: int = 3,
-        configs: Mapping[str, str] | None = None,
-        replicas: Sequence[Sequence[int]] | None = None,
-    ) -> None:
-        """Create ``name`` afresh (an existing topic of that name is deleted first, so a
-        lab re-runs from a clean log) and wait until every partition is led and in sync.
-        ``replicas`` places each partition's replicas, the first as preferred leader.
-
-        A client still open on the old topic (a producer or consumer of an earlier cell)
-        refreshes its metadata every few seconds, and the broker creates a topic it asks
-        for that does not exist (``auto.create.topics.enable``; kafka-python 3.0 asks so
-        whatever its ``allow_auto_create_topics`` says): if it did so between the delete
-        and the create, the topic has the broker's default shape, and is made again."""
-        topic = NewTopic(
-            name,
-            partitions if replicas is None else -1,
-            replication_factor if replicas is None else -1,
-            replica_assignments=None if replicas is None else dict(enumerate(replicas)),
-            topic_configs=dict(configs or {}),
-        )
-        expected = partitions if replicas is None else len(replicas)
-        sizes = [replication_factor] * expected if replicas is None else list(map(len, replicas))
-        for _ in range(CREATE_ATTEMPTS):
-            with self.admin() as admin:
-                exists = name in admin.list_topics()
-            if exists:
-                self._delete_topic(name)
-            # "already exists": our own first attempt may have created it too (kafka-python
-            # sends CreateTopics again after a NOT_CONTROLLER answer); the shape tells
-            with self.admin() as admin, contextlib.suppress(TopicAlreadyExistsError):
-                admin.create_topics([topic])
-            shape = self.wait_for(
-                lambda: self._settled_shape(name, sizes), WAIT_S, f"{name} to be led"
-            )
-            if shape == sizes:
-                break
-        else:
-            raise LabTimeoutError(
-                f"{name} was made again {CREATE_ATTEMPTS} times by another client as it was "
-                "created: close the producers and consumers still using it, and run again"
-            )
-        self.wait_for(
-            lambda: self._in_sync(name), WAIT_S, f"{name}'s partitions to be led and in sync"
-        )
-
-    def _settled_shape(self, name: str, sizes: list[int]) -> list[int] | None:
-        """Each partition's replication factor once every partition has a leader; None
-        while the topic is still appearing as asked (``sizes``)."""
-        rows = self.partitions(name).sort_values("partition")
-        if rows.empty or rows["leader"].isna().any():
-            return None
-        shape = list(rows["replicas"].map(len))
-        if len(shape) < len(sizes) and shape == sizes[: len(shape)]:
-            return None  # the rest is on its way
-        return shape
-
-    def _in_sync(self, name: str) -> bool:
-        rows = self.partitions(name)
-        return bool((rows["isr"].map(len) == rows["replicas"].map(len)).all())
-
-    def _delete_topic(self, name: str) -> None:
-        """Delete ``name`` (its groups' committed offsets go with it, as in Kafka). Deleted
-        means that topic id is gone: a client still open may already have made the name
-        again (see ``create_topic``)."""
-        deleted = self._topic_id(name)
-        with self.admin() as admin:
-            admin.delete_topics([name])
-        self.wait_for(lambda: self._topic_id(name) != deleted, WAIT_S, f"{name} to be deleted")
-
-    def _topic_id(self, name: str) -> str | None:
-        """The id of the topic called ``name`` now (None: there is none)."""
-        with self.admin() as admin:
-            found = admin.describe_topics([name])[0]
-        return str(found["topic_id"]) if found["error_code"] == 0 else None
-
-    def set_config(self, topic: str, configs: Mapping[str, str]) -> None:
-        """Change topic settings live (IncrementalAlterConfigs), e.g.
-        ``lab.set_config("orders", {"min.insync.replicas": "3"})``."""
-        resource = ConfigResource(ConfigResourceType.TOPIC, topic, configs=dict(configs))
-        with self.admin() as admin:
-            admin.alter_configs([resource], incremental=True)
-
-    def topic_config(self, topic: str) -> dict[str, str]:
-        """The topic's settings as the cluster reports them (defaults included)."""
-        resource = ConfigResource(ConfigResourceType.TOPIC, topic)
-        with self.admin() as admin:
-            described = admin.describe_configs([resource], config_filter="all")
-        return {name: entry["value"] for name, entry in described["topic"][topic].items()}
 
     # ---- clients that record ---------------------------------------------------------
 

@@ -33,6 +33,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kafkalite.coordinator.group.consumer_member import Assignment, ConsumerGroupMember
+from kafkalite.protocol.errors import ErrorCode, KafkaError
+
+OFFSET_COMMIT_MIN_VERSION = 9
+"""A member of a consumer group commits with OffsetCommit v9 or later (its member epoch)."""
 
 
 class ConsumerGroupState(enum.Enum):
@@ -108,6 +112,47 @@ class ConsumerGroup:
         """How many members subscribe to each topic by name."""
         return Counter(name for m in self.members.values() for name in m.subscribed_topic_names)
 
+    # ---- what offset requests check ------------------------------------------------
+
+    def validate_offset_commit(
+        self,
+        member_id: str,
+        member_epoch: int,
+        group_instance_id: str | None,
+        transactional: bool,
+        version: int,
+    ) -> None:
+        """Kafka's ``ConsumerGroup.validateOffsetCommit``: anyone may commit to an empty
+        group without an epoch (the admin client); a transaction may commit without naming
+        a member; otherwise the member must exist, commit with v9+, at its epoch (a classic
+        member: with any version, at its epoch as generation, else ILLEGAL_GENERATION)."""
+        if member_epoch < 0 and not self.members:
+            return
+        if transactional and member_epoch == -1 and not member_id and group_instance_id is None:
+            return
+        member = self.members.get(member_id)
+        if member is None:
+            raise KafkaError(
+                ErrorCode.unknown_member_id,
+                f"Member {member_id} is not a member of group {self.group_id}.",
+            )
+        if not transactional and not member.uses_classic_protocol:
+            _check_commit_version(version)
+        _check_member_epoch(member_epoch, member)
+
+    def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> None:
+        """Kafka's ``ConsumerGroup.validateOffsetFetch``: a fetch naming no member (the
+        admin client) is taken; a member must exist and be at its epoch."""
+        if member_id is None and member_epoch < 0:
+            return
+        member = self.members.get(member_id or "")
+        if member is None:
+            raise KafkaError(
+                ErrorCode.unknown_member_id,
+                f"Member {member_id} is not a member of group {self.group_id}.",
+            )
+        _check_member_epoch(member_epoch, member)
+
     # ---- changes, made only by replaying records -----------------------------------
 
     def update_member(self, member: ConsumerGroupMember) -> None:
@@ -141,3 +186,29 @@ class ConsumerGroup:
                     f"when member {member.member_id} takes it"
                 )
             self.partition_epochs[tp] = member.member_epoch
+
+
+def _check_commit_version(version: int) -> None:
+    if version < OFFSET_COMMIT_MIN_VERSION:
+        raise KafkaError(
+            ErrorCode.unsupported_version,
+            "OffsetCommit version 9 or above must be used by members using the modern "
+            "group protocol",
+        )
+
+
+def _check_member_epoch(received: int, member: ConsumerGroupMember) -> None:
+    """Kafka's ``validateMemberEpoch``: a classic member's epoch is its generation."""
+    if received == member.member_epoch:
+        return
+    if member.uses_classic_protocol:
+        raise KafkaError(
+            ErrorCode.illegal_generation,
+            f"The received generation id {received} does not match the expected "
+            f"generation id {member.member_epoch}.",
+        )
+    raise KafkaError(
+        ErrorCode.stale_member_epoch,
+        f"The received member epoch {received} does not match the expected member epoch "
+        f"{member.member_epoch}.",
+    )

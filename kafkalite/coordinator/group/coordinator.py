@@ -123,7 +123,7 @@ class GroupCoordinator:
         consumer_group = self.manager.consumer_groups.get(req.group_id)
         if consumer_group is not None and consumer_group.members:
             return await self.consumer.classic_join(consumer_group, req)
-        await self.consumer.make_way_for_classic_group(req.group_id)
+        await self.consumer.conversion.make_way_for_classic_group(req.group_id)
         return await self.classic.join(req)
 
     async def sync(
@@ -209,7 +209,7 @@ class GroupCoordinator:
         api_version: int = 9,
     ) -> None:
         """OffsetCommit, checked as Kafka's ``validateOffsetCommit`` checks the group: for
-        a consumer group, the member and its epoch (``consumer_coordinator``); for a classic
+        a consumer group, the member and its epoch (``ConsumerGroup``); for a classic
         group, without a generation, an empty (or new, "simple") group takes commits from
         anyone; a member must be current; a non-empty group takes no anonymous commits. A
         member's commit to a group that does not exist gets GROUP_ID_NOT_FOUND (v9+) or
@@ -217,8 +217,8 @@ class GroupCoordinator:
         self.check_coordinator(group_id)
         consumer_group = self.manager.consumer_groups.get(group_id)
         if consumer_group is not None:
-            self.consumer.validate_commit(
-                consumer_group, member_id, generation_id, group_instance_id, False, api_version
+            consumer_group.validate_offset_commit(
+                member_id, generation_id, group_instance_id, False, api_version
             )
             await self.manager.store_offsets(group_id, offsets)
             return
@@ -258,8 +258,8 @@ class GroupCoordinator:
         self.check_coordinator(group_id)
         consumer_group = self.manager.consumer_groups.get(group_id)
         if consumer_group is not None:
-            self.consumer.validate_commit(
-                consumer_group, member_id, generation_id, group_instance_id, True, 0
+            consumer_group.validate_offset_commit(
+                member_id, generation_id, group_instance_id, True, 0
             )
         else:
             group = self.groups.setdefault(group_id, Group(group_id))

@@ -473,5 +473,5 @@ async def test_a_classic_members_old_generation_is_illegal_not_stale() -> None:
         ("c", ErrorCode.stale_member_epoch),
     ):
         with pytest.raises(KafkaError) as refused:
-            c.consumer.validate_fetch(group, member_id, 7)
+            group.validate_offset_fetch(member_id, 7)
         assert refused.value.code == error

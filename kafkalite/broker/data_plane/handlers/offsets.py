@@ -115,7 +115,7 @@ class OffsetApis:
             committed = self._coordinator.fetch_offsets(group_id)
             consumer_group = self._coordinator.manager.consumer_groups.get(group_id)
             if consumer_group is not None:
-                self._coordinator.consumer.validate_fetch(consumer_group, member_id, member_epoch)
+                consumer_group.validate_offset_fetch(member_id, member_epoch)
             if require_stable:
                 unstable = self._coordinator.unstable_offsets(group_id)
         except KafkaError as exc:
