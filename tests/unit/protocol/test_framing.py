@@ -79,3 +79,34 @@ def test_a_size_over_the_limit_cut_across_reads_is_refused_when_whole() -> None:
     assert splitter.feed(data[8:]) == []
     assert isinstance(splitter.error, FrameSizeError)
     assert splitter.buffered == 0
+
+
+def test_a_frame_sent_a_byte_at_a_time_is_gathered_not_kept_per_read() -> None:
+    """A peer that trickles its frame must not cost an object per read (memory) nor a
+    copy of all it sent so far per read (time)."""
+    splitter = FrameSplitter(1000)
+    data = framed(b"x" * 500)
+    out = []
+    for i in range(len(data)):
+        out += splitter.feed(data[i : i + 1])
+        assert len(splitter._chunks) <= 2  # the prefix's piece, then one gathering buffer
+        assert splitter.buffered == (i + 1) % len(data)
+    assert out == [b"x" * 500]
+
+
+@given(
+    payloads=st.lists(st.binary(max_size=40_000), min_size=1, max_size=4),
+    cuts=st.lists(st.integers(0, 160_000), max_size=12),
+)
+@settings(max_examples=50, deadline=None)
+def test_big_and_small_reads_mixed_give_the_same_frames(
+    payloads: list[bytes], cuts: list[int]
+) -> None:
+    data = framed(*payloads)
+    bounds = sorted({0, len(data), *(c for c in cuts if c < len(data))})
+    splitter = FrameSplitter(40_000)
+    out = []
+    for start, end in itertools.pairwise(bounds):
+        out += splitter.feed(data[start:end])
+    assert out == payloads
+    assert splitter.buffered == 0
