@@ -72,6 +72,12 @@ def _create(conn: RawConnection, topic: str, partitions: int = 1) -> uuid.UUID:
 
 
 def _commit(conn: RawConnection, group: str, topic: str, offset: int, generation: int = -1) -> int:
+    """OffsetCommit v9's error for ``group``, after FindCoordinator, as a client does: the
+    first FindCoordinator creates ``__consumer_offsets`` (run alone, this test once
+    committed to a cluster with no group coordinator yet and waited in vain)."""
+    found = conn.request(FindCoordinatorRequest(key_type=0, coordinator_keys=(group,)))
+    if found.coordinators[0].error_code:
+        return int(found.coordinators[0].error_code)
     response = conn.request(
         commit_v9.OffsetCommitRequest(
             group_id=group,
