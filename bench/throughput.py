@@ -2,7 +2,10 @@
 
 confluent-kafka: 64 KiB batches, linger 5 ms, acks=1 (the issue's configuration);
 kafka-python: its defaults with acks=1. The confluent-kafka produce run also reports the
-broker's and the client's (this process's) CPU per MB. Consume throughput is read back with
+broker's and the client's (this process's) CPU per MB, and the same records are produced
+again by a raw client that resends one pre-encoded request (``raw_produce``): the rate
+the broker itself allows, on a machine where librdkafka's CPU is half of what a produced
+MB costs. Consume throughput is read back with
 confluent-kafka: one read of the 200,000 records (195 MB) just written, timed from the
 first ``consume()``, so the consumer's first fetch round trips are inside a 0.2-0.4 s
 measurement. What one broker serves to consumers over a larger volume, and whose CPU
@@ -11,6 +14,8 @@ that rate is made of, is ``bench.consume``'s. Run: ``.venv/bin/python -m bench.t
 
 from __future__ import annotations
 
+import socket
+import struct
 import time
 
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -24,6 +29,10 @@ from bench.common import (
     produce_all,
     record,
 )
+from bench.requests import produce_frame
+from kafkalite.protocol.codec import decode_response
+from kafkalite.protocol.records import Record, build_batch
+from tests.support.topics import create_topic
 
 RECORD = b"x" * 1024
 MB = 1024 * 1024
@@ -80,6 +89,36 @@ def confluent_consume(bootstrap: str, topic: str, count: int) -> float:
     return elapsed
 
 
+RAW_IN_FLIGHT = 5
+"""The raw producer's requests in flight, as librdkafka's default
+``max.in.flight.requests.per.connection``."""
+RAW_BATCH = build_batch([Record(None, RECORD, 0) for _ in range(63)])
+"""63 records of 1 KiB, uncompressed: as full as ``PRODUCER``'s 64 KiB batches get."""
+
+
+def raw_produce(bootstrap: str, topic: str, count: int) -> float:
+    """Seconds to produce ``count`` 1 KiB records as ``RAW_BATCH`` (acks=1, five requests
+    in flight) from a client that encodes nothing per request: what the broker absorbs
+    when the client is not what limits the rate, as ``bench.consume``'s raw reader is for
+    reads. Every answer is decoded and must carry no error."""
+    frame = produce_frame(topic, 0, 1, RAW_BATCH)
+    host, port = bootstrap.split(",", maxsplit=1)[0].rsplit(":", 1)
+    requests, sent, answered = count // 63, 0, 0
+    with socket.create_connection((host, int(port))) as sock, sock.makefile("rb") as answers:
+        start = time.perf_counter()
+        while answered < requests:
+            while sent < requests and sent - answered < RAW_IN_FLIGHT:
+                sock.sendall(frame)
+                sent += 1
+            size = struct.unpack(">i", answers.read(4))[0]
+            response = decode_response(0, 10, answers.read(size))
+            error = response.responses[0].partition_responses[0].error_code
+            if error:
+                raise RuntimeError(f"raw produce refused: error {error}")
+            answered += 1
+        return time.perf_counter() - start
+
+
 def main() -> None:
     describe_or_run("bench.throughput", __doc__)
     n_confluent, n_python = 200_000, 50_000
@@ -91,6 +130,10 @@ def main() -> None:
         broker_cpu = cpu_seconds(cluster.pid(1)) - broker_cpu
         client_cpu = time.process_time() - client_cpu
         t_consume = confluent_consume(bootstrap, "bench-c", n_confluent)
+        create_topic(bootstrap, "bench-raw", 1, 1)
+        raw_cpu = cpu_seconds(cluster.pid(1))
+        t_raw = raw_produce(bootstrap, "bench-raw", n_confluent)
+        raw_cpu = cpu_seconds(cluster.pid(1)) - raw_cpu
         t_python = kafka_python_produce(bootstrap, "bench-p", n_python)
         loaded_rss = broker_rss_mb(cluster)
     produced_mb = n_confluent * len(RECORD) / MB
@@ -103,6 +146,9 @@ def main() -> None:
             "produce_broker_cpu_ms_per_mb": round(broker_cpu / produced_mb * 1000, 2),
             "produce_client_cpu_ms_per_mb": round(client_cpu / produced_mb * 1000, 2),
             "confluent_consume_mb_s": round(produced_mb / t_consume, 1),
+            # the same records from a client that encodes nothing: the broker's own rate
+            "raw_produce_mb_s": round(produced_mb / t_raw, 1),
+            "raw_produce_broker_cpu_ms_per_mb": round(raw_cpu / produced_mb * 1000, 2),
             "kafka_python_produce_mb_s": round(n_python * len(RECORD) / MB / t_python, 1),
             "broker_rss_idle_mb": round(idle_rss, 1),
             "broker_rss_after_mb": round(loaded_rss, 1),
