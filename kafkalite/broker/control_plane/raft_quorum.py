@@ -140,6 +140,10 @@ class RaftQuorum:
         """(epoch, high watermark) last heard from a leader: what was committed, which this
         voter's own high watermark (capped at its log end) may not yet reach."""
         self._gone = GoneVoters()
+        self._unanswered_since: dict[int, int] = {}
+        """Voters whose last request timed out, and since when (node clock): logged when
+        it starts and when it ends, so that a quorum that cannot elect shows which of its
+        links stopped answering (a course stack's once stalled 100 s, 2026-11-29)."""
         self.applied_end_offset = 0
         """Everything below this offset has been handed to the listeners."""
         self.view = QuorumView()
@@ -385,6 +389,7 @@ class RaftQuorum:
         try:
             response = await peer.request(body, timeout, envelope.correlation_id)
         except PeerTimeoutError:
+            self._unanswered(envelope.destination, type(envelope.message).__name__, timeout)
             return  # busy or paused, perhaps, not gone; the node resends after request_timeout_ms
         except PeerUnavailableError:
             # nothing listens there (refused, reset): a killed or stopped voter
@@ -394,11 +399,27 @@ class RaftQuorum:
                 self.wake()  # the view says so at once; a follower of it stands soon
             return  # the node resends after request_timeout_ms
         self._gone.heard_from(envelope.destination)
+        self._answered(envelope.destination)
         self._deliver(
             m.Envelope(
                 envelope.destination, self.node_id, envelope.correlation_id, wire.decode(response)
             )
         )
+
+    def _unanswered(self, voter_id: int, request: str, timeout_s: float) -> None:
+        if voter_id not in self._unanswered_since:
+            self._unanswered_since[voter_id] = self.clock.now()
+            log.info("voter %d did not answer a %s in %.1f s", voter_id, request, timeout_s)
+
+    def _answered(self, voter_id: int) -> None:
+        since = self._unanswered_since.pop(voter_id, None)
+        if since is not None:
+            silent_s = (self.clock.now() - since) / 1000
+            log.info(
+                "voter %d answers again, %.1f s after its first unanswered request",
+                voter_id,
+                silent_s,
+            )
 
     # ---- after every step: apply, activate, complete ----------------------------------
     def _after_step(self) -> None:
