@@ -92,7 +92,7 @@ def confluent_consume(bootstrap: str, topic: str, count: int) -> float:
 RAW_IN_FLIGHT = 5
 """The raw producer's requests in flight, as librdkafka's default
 ``max.in.flight.requests.per.connection``."""
-RAW_BATCH = build_batch([Record(None, RECORD, 0) for _ in range(63)])
+RAW_BATCH = build_batch([Record(None, RECORD, int(time.time() * 1000)) for _ in range(63)])
 """63 records of 1 KiB, uncompressed: as full as ``PRODUCER``'s 64 KiB batches get."""
 
 
