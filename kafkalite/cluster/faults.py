@@ -51,6 +51,8 @@ from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
+SLOW_CONNECT_S = 1.0
+"""A proxy's connection to its target taking this long is logged."""
 
 LINKS_FILE = "links.json"
 FAULTS_FILE = "faults.json"
@@ -298,13 +300,17 @@ class _Connection:
         while self.proxy.blocked():
             await asyncio.sleep(POLL_S)
         link = self.proxy.link
+        loop = asyncio.get_running_loop()
+        started = loop.time()
         try:
-            transport, target = await asyncio.get_running_loop().create_connection(
+            transport, target = await loop.create_connection(
                 _Side, link.target_host, link.target_port
             )
-        except OSError:
+        except OSError as exc:
+            self._log_slow(loop.time() - started, f"failed: {exc}")
             self.close()
             return
+        self._log_slow(loop.time() - started, "connected")
         client = self.client.transport
         assert client is not None
         if client.is_closing():
@@ -321,6 +327,22 @@ class _Connection:
             upstream.push(data)
         self.client.early.clear()
         upstream.update_reading()
+
+    def _log_slow(self, took_s: float, outcome: str) -> None:
+        """A connection to the target that took long is news (a refused one, while a broker
+        is down, is not): its client's requests waited meanwhile, unanswered."""
+        if took_s >= SLOW_CONNECT_S:
+            link = self.proxy.link
+            log.info(
+                "link %d -> %d (%s) to %s:%d: %s after %.1f s",
+                link.src,
+                link.dst,
+                link.kind,
+                link.target_host,
+                link.target_port,
+                outcome,
+                took_s,
+            )
 
     def close(self) -> None:
         """Close both sockets now (the daemon stops, or the target cannot be reached)."""
