@@ -42,9 +42,14 @@ def test_a_frame_cut_across_reads_is_kept_until_whole() -> None:
 )
 @settings(max_examples=200, deadline=None)
 def test_any_cutting_gives_the_same_frames(payloads: list[bytes], cuts: list[int]) -> None:
+    assert_split_back(payloads, cuts, 40)
+
+
+def assert_split_back(payloads: list[bytes], cuts: list[int], max_frame_bytes: int) -> None:
+    """``payloads`` framed, fed in the pieces ``cuts`` makes, come out whole and in order."""
     data = framed(*payloads)
     bounds = sorted({0, len(data), *(c for c in cuts if c < len(data))})
-    splitter = FrameSplitter(40)
+    splitter = FrameSplitter(max_frame_bytes)
     out = []
     for start, end in itertools.pairwise(bounds):
         out += splitter.feed(data[start:end])
@@ -102,11 +107,5 @@ def test_a_frame_sent_a_byte_at_a_time_is_gathered_not_kept_per_read() -> None:
 def test_big_and_small_reads_mixed_give_the_same_frames(
     payloads: list[bytes], cuts: list[int]
 ) -> None:
-    data = framed(*payloads)
-    bounds = sorted({0, len(data), *(c for c in cuts if c < len(data))})
-    splitter = FrameSplitter(40_000)
-    out = []
-    for start, end in itertools.pairwise(bounds):
-        out += splitter.feed(data[start:end])
-    assert out == payloads
-    assert splitter.buffered == 0
+    """Reads above and below ``SMALL_READ_BYTES``: views kept and buffers gathered."""
+    assert_split_back(payloads, cuts, 40_000)
