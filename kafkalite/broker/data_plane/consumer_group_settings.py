@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kafkalite.coordinator.group.consumer_coordinator import ConsumerGroupConfig
 from kafkalite.coordinator.group.consumer_group import TopicMetadata
+from kafkalite.coordinator.group.consumer_group_config import ConsumerGroupConfig
 from kafkalite.coordinator.group.group_migration import MigrationPolicy
 from kafkalite.metadata.image import MetadataImage
 

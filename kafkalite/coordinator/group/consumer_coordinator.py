@@ -30,6 +30,7 @@ from kafkalite.coordinator.group import classic_members
 from kafkalite.coordinator.group.assignors import ASSIGNORS
 from kafkalite.coordinator.group.assignors.spec import PartitionAssignor
 from kafkalite.coordinator.group.consumer_group import ConsumerGroup, preferred_assignor
+from kafkalite.coordinator.group.consumer_group_config import ConsumerGroupConfig
 from kafkalite.coordinator.group.consumer_group_heartbeat import (
     HeartbeatOutcome,
     HeartbeatRequest,
@@ -45,7 +46,7 @@ from kafkalite.coordinator.group.consumer_group_records import (
 )
 from kafkalite.coordinator.group.consumer_member import Assignment
 from kafkalite.coordinator.group.group_conversion import GroupConversion
-from kafkalite.coordinator.group.group_migration import CONSUMER_PROTOCOL_TYPE, MigrationPolicy
+from kafkalite.coordinator.group.group_migration import CONSUMER_PROTOCOL_TYPE
 from kafkalite.coordinator.group.join_group import JoinRequest, JoinResult
 from kafkalite.coordinator.group.member_timers import MemberTimers
 from kafkalite.coordinator.group.metadata_manager import GroupMetadataManager
@@ -53,18 +54,6 @@ from kafkalite.events import EventSink, EventType
 from kafkalite.protocol.errors import ErrorCode, KafkaError
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class ConsumerGroupConfig:
-    session_timeout_ms: Callable[[str], int]
-    """Of a group: its ``consumer.session.timeout.ms``, else the broker's."""
-    heartbeat_interval_ms: Callable[[str], int]
-    assignors: Callable[[], list[str]]
-    """``group.consumer.assignors``: the offered ones, the first the default."""
-    max_size: Callable[[], int]
-    migration_policy: Callable[[], MigrationPolicy] = lambda: MigrationPolicy.BIDIRECTIONAL
-    """``group.consumer.migration.policy``: may groups change protocols with members in."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,10 +17,8 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 
 from kafkalite.coordinator.group.classic_coordinator import ClassicGroupCoordinator
-from kafkalite.coordinator.group.consumer_coordinator import (
-    ConsumerGroupConfig,
-    ConsumerGroupCoordinator,
-)
+from kafkalite.coordinator.group.consumer_coordinator import ConsumerGroupCoordinator
+from kafkalite.coordinator.group.consumer_group_config import ConsumerGroupConfig
 from kafkalite.coordinator.group.consumer_group_heartbeat import TopicsView
 from kafkalite.coordinator.group.consumer_protocol import subscribed_topics
 from kafkalite.coordinator.group.group import Group, GroupState

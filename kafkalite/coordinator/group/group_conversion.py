@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from kafkalite.coordinator.group.consumer_group import ConsumerGroup
+from kafkalite.coordinator.group.consumer_group_config import ConsumerGroupConfig
 from kafkalite.coordinator.group.consumer_group_heartbeat import (
     HeartbeatOutcome,
     HeartbeatRequest,
@@ -39,9 +39,6 @@ from kafkalite.coordinator.group.member_timers import MemberTimers
 from kafkalite.coordinator.group.metadata_manager import GroupMetadataManager
 from kafkalite.events import EventSink, EventType
 from kafkalite.protocol.errors import ErrorCode, KafkaError
-
-if TYPE_CHECKING:
-    from kafkalite.coordinator.group.consumer_coordinator import ConsumerGroupConfig
 
 log = logging.getLogger(__name__)
 

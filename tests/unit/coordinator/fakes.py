@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from kio.schema.consumer_protocol_subscription.v0.data import ConsumerProtocolSubscription
 from kio.serial import entity_writer
 
-from kafkalite.coordinator.group.consumer_coordinator import ConsumerGroupConfig
 from kafkalite.coordinator.group.consumer_group import TopicMetadata
+from kafkalite.coordinator.group.consumer_group_config import ConsumerGroupConfig
 from kafkalite.coordinator.group.coordinator import GroupCoordinator
 from kafkalite.coordinator.group.group_migration import MigrationPolicy
 from kafkalite.coordinator.partition_loads import LogChunk
