@@ -92,18 +92,21 @@ def confluent_consume(bootstrap: str, topic: str, count: int) -> float:
 RAW_IN_FLIGHT = 5
 """The raw producer's requests in flight, as librdkafka's default
 ``max.in.flight.requests.per.connection``."""
-RAW_BATCH = build_batch([Record(None, RECORD, int(time.time() * 1000)) for _ in range(63)])
-"""63 records of 1 KiB, uncompressed: as full as ``PRODUCER``'s 64 KiB batches get."""
+RAW_BATCH_RECORDS = 63
+"""1 KiB records in the raw producer's one batch, uncompressed: as full as ``PRODUCER``'s
+64 KiB batches get."""
 
 
 def raw_produce(bootstrap: str, topic: str, count: int) -> float:
-    """Seconds to produce ``count`` 1 KiB records as ``RAW_BATCH`` (acks=1, five requests
+    """Seconds to produce ``count`` 1 KiB records as one batch resent (acks=1, five requests
     in flight) from a client that encodes nothing per request: what the broker absorbs
     when the client is not what limits the rate, as ``bench.consume``'s raw reader is for
     reads. Every answer is decoded and must carry no error."""
-    frame = produce_frame(topic, 0, 1, RAW_BATCH)
+    now_ms = int(time.time() * 1000)
+    batch = build_batch([Record(None, RECORD, now_ms) for _ in range(RAW_BATCH_RECORDS)])
+    frame = produce_frame(topic, 0, 1, batch)
     host, port = bootstrap.split(",", maxsplit=1)[0].rsplit(":", 1)
-    requests, sent, answered = count // 63, 0, 0
+    requests, sent, answered = count // RAW_BATCH_RECORDS, 0, 0
     with socket.create_connection((host, int(port))) as sock, sock.makefile("rb") as answers:
         start = time.perf_counter()
         while answered < requests:
