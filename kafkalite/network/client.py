@@ -4,8 +4,9 @@ Brokers talk to each other in the Kafka protocol, as Kafka's do: voters send Vot
 Fetch to each other, brokers send BrokerHeartbeat to the controller and Fetch to partition
 leaders. Responses are matched to requests by correlation id, so several requests may be in
 flight on one connection (a parked quorum Fetch does not hold up a heartbeat). A broken
-connection fails every request in flight and is reopened by the next request; nothing here
-retries, because each caller knows best whether a retry is safe.
+connection, or one that left a request unanswered past its timeout, fails every request in
+flight and is reopened by the next request; nothing here retries, because each caller
+knows best whether a retry is safe.
 
 Responses are read by a bare ``asyncio.Protocol`` (``_ResponseReader``): each read is split
 into frames as it arrives (``protocol.framing``, as the listener's ``FrameStream`` does)
@@ -83,8 +84,8 @@ class PeerConnection:
 
     async def _round_trip(self, cid: int, frame: bytes, timeout_s: float) -> bytes:
         """Raises ``PeerTimeoutError`` at ``timeout_s`` without an answer (the frame may
-        still be waiting to be sent then, if the peer does not read), and
-        ``PeerUnavailableError`` when the connection breaks first."""
+        still be waiting to be sent then, if the peer does not read; the connection is
+        dropped), and ``PeerUnavailableError`` when the connection breaks first."""
         reader = self._reader
         if reader is None or reader.transport.is_closing():
             reader = await self._connect()
@@ -93,7 +94,7 @@ class PeerConnection:
         future: asyncio.Future[bytes] = loop.create_future()
         pending = reader.pending
         pending[cid] = future
-        timer = loop.call_at(deadline, self._expire, future, timeout_s)
+        timer = loop.call_at(deadline, self._expire, reader, future, timeout_s)
         try:
             try:
                 if reader.writing_paused:
@@ -111,9 +112,21 @@ class PeerConnection:
             timer.cancel()
             pending.pop(cid, None)
 
-    def _expire(self, future: asyncio.Future[bytes], timeout_s: float) -> None:
-        if not future.done():
-            future.set_exception(PeerTimeoutError(f"{self.address} did not answer in {timeout_s}s"))
+    def _expire(
+        self, reader: _ResponseReader, future: asyncio.Future[bytes], timeout_s: float
+    ) -> None:
+        """Fail an unanswered request and drop its connection, as Kafka's
+        ``NetworkClient`` does on a request timeout: a connection whose far end vanished
+        without a reset (a peer's host gone, a proxy's onward connect hanging) would hold
+        every later request too, until TCP gives up minutes later. The requests still in
+        flight on it fail as timeouts, not as a peer gone: nothing said it was."""
+        if future.done():
+            return
+        error = PeerTimeoutError(f"{self.address} did not answer in {timeout_s}s")
+        future.set_exception(error)
+        if self._reader is reader:
+            self._reader = None
+        reader.close(error)
 
     async def _connect(self) -> _ResponseReader:
         async with self._connecting:
@@ -191,6 +204,7 @@ class _ResponseReader(WriteFlowControl):
 
     def _fail(self, error: Exception) -> None:
         pending, self.pending = self.pending, {}
+        kind = PeerTimeoutError if isinstance(error, PeerTimeoutError) else PeerUnavailableError
         for future in pending.values():
             if not future.done():
-                future.set_exception(PeerUnavailableError(f"{self.address}: {error}"))
+                future.set_exception(kind(f"{self.address}: {error}"))

@@ -1,7 +1,7 @@
 """A node's connection to another (``network.client.PeerConnection``) reading answers
 however their bytes arrive: an answer cut across reads, several answers (out of order)
-in one read, a connection lost or reset with requests in flight, an answer that comes
-after its request gave up, and a peer that does not read.
+in one read, a connection lost or reset with requests in flight, a request that times
+out (its connection goes with it), and a peer that does not read.
 
 The other node here is a bare asyncio listener of this test, not a broker, so that each
 test decides how an answer's bytes go on the wire. Requests go through ``forward`` (a
@@ -12,6 +12,7 @@ its request's payload, so that a test sees which request got which answer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import struct
 from collections.abc import AsyncIterator
@@ -174,17 +175,30 @@ async def test_reset_fails_every_request_in_flight_at_once(
     assert len(other.connections) == 2
 
 
-async def test_an_answer_after_its_request_gave_up_is_dropped(
+async def test_a_request_timeout_drops_the_connection_and_fails_the_rest_as_timeouts(
     node: tuple[OtherNode, PeerConnection],
 ) -> None:
+    """As Kafka's ``NetworkClient``: a connection that left a request unanswered past its
+    timeout may be one whose far end vanished (a proxy's onward connect hanging, a host
+    gone), which would hold every later request too. The requests still in flight on it
+    fail at once, as timeouts (the peer may only be busy); the next goes on a new
+    connection, and a late answer on the old one is never taken for it."""
     other, peer = node
+    patient = asyncio.create_task(forward(peer, b"patient"))
     with pytest.raises(PeerTimeoutError):
         await forward(peer, b"slow", timeout_s=0.2)
+    with pytest.raises(PeerTimeoutError):
+        async with asyncio.timeout(TIMEOUT_S / 2):  # failed with it, not at its own timeout
+            await patient
+    first, slow = await other.take(2)
     (task,) = in_flight(peer, b"next")
-    slow, following = await other.take(2)
-    slow.writer.write(slow.answer() + following.answer())
+    (following,) = await other.take(1)
+    assert following.writer is not slow.writer
+    with contextlib.suppress(ConnectionError):
+        slow.writer.write(slow.answer() + first.answer())
+    following.writer.write(following.answer())
     assert await task == b"next"
-    assert len(other.connections) == 1
+    assert len(other.connections) == 2
 
 
 async def test_a_peer_that_does_not_read_is_not_sent_more_than_it_holds_back(
@@ -195,11 +209,11 @@ async def test_a_peer_that_does_not_read_is_not_sent_more_than_it_holds_back(
     other, peer = node
     other.reading = False
     mib = b"x" * (1 << 20)
-    outcomes = await asyncio.gather(
-        *(forward(peer, mib, timeout_s=1.0) for _ in range(16)), return_exceptions=True
-    )
-    assert all(isinstance(outcome, PeerTimeoutError) for outcome in outcomes)
+    tasks = [asyncio.create_task(forward(peer, mib, timeout_s=2.0)) for _ in range(16)]
+    await asyncio.sleep(1.0)  # all written that will be, none timed out yet
     # the kernel's socket buffers took a few MiB; what is left waiting in the transport
     # is at most one request past the mark, where all 16 would leave 10 MiB or more
     unsent = peer._reader.transport.get_write_buffer_size()  # type: ignore[union-attr]
     assert unsent < 2 << 20
+    outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+    assert all(isinstance(outcome, PeerTimeoutError) for outcome in outcomes)

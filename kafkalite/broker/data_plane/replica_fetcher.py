@@ -175,11 +175,9 @@ class ReplicaFetcher:
                 # a partition added meanwhile is truncated first, not after a held Fetch
                 progressed = self._changed.is_set() or await self._fetch() or progressed
             except PeerTimeoutError as exc:
-                # Kafka's fetcher disconnects on a request timeout: on a connection gone
-                # silent (its far end vanished without a reset) every later request would
-                # time out too, and this follower would never catch up again
+                # the connection is dropped with it (``PeerConnection``), as Kafka's
+                # fetcher's is: the next Fetch goes on a new one
                 log.info("fetch from broker %d: %s; reconnecting", self.leader_id, exc)
-                self.connection.reset()
                 progressed = self._changed.is_set()
             except PeerUnavailableError as exc:
                 log.debug("fetch from broker %d failed: %s", self.leader_id, exc)
