@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -33,6 +34,9 @@ from kafkalite.cluster.ports import RANGE_VARIABLE, port_range, range_share
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = ROOT / ".test-logs"
 TIME_BOUND_S = 60 * 60  # a hung group, not a slow one: CI allows 90 min in all
+HUNG = "ran past its time bound of"
+LIBRDKAFKA_LINE = re.compile(r"%\d\|")  # librdkafka's log format: %level|time|facility|...
+STACKS_S = 5  # for a hung group's processes to write their stacks before they are killed
 
 
 @dataclass(frozen=True)
@@ -110,8 +114,14 @@ def start(group: Group, earlier: list[Group]) -> Running:
 
 
 def summary(log: Path) -> str:
-    """The part of a pytest log that says what failed: from its short summary on."""
+    """The part of a pytest log that says what failed: from its short summary on, or for a
+    group stopped past its time bound, the stacks it wrote (without librdkafka's own log
+    lines, which a client left open writes every second while its cluster is gone)."""
     text = log.read_text(errors="replace")
+    hung = text.rfind(HUNG)
+    if hung >= 0:
+        lines = text[hung:].splitlines(keepends=True)
+        return "".join(line for line in lines if not LIBRDKAFKA_LINE.match(line))
     marker = text.rfind("short test summary info")
     return text[text.rfind("\n", 0, marker) + 1 :] if marker >= 0 else text[-4000:]
 
@@ -159,6 +169,11 @@ def _poll(run: Running) -> int | None:
     """The group's exit code once it ended; a group past its time bound is stopped."""
     code = run.process.poll()
     if code is None and time.monotonic() - run.started > TIME_BOUND_S:
+        with run.log.open("a") as out:
+            out.write(f"\n{HUNG} {TIME_BOUND_S} s: the stacks of its test processes follow\n")
+        # tests/conftest.py has every pytest process write its threads' stacks on SIGUSR1
+        os.killpg(run.process.pid, signal.SIGUSR1)
+        time.sleep(STACKS_S)
         os.killpg(run.process.pid, signal.SIGKILL)
         code = run.process.wait()
         with run.log.open("a") as out:

@@ -8,6 +8,9 @@ tests that leave it as they found it; ``make_cluster3`` starts private ones for 
 
 from __future__ import annotations
 
+import faulthandler
+import os
+import signal
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,6 +21,15 @@ from kafkalite.cluster import Cluster
 from tests.support.ports import free_base_port
 
 LAB_CONFIGS = {"group.min.session.timeout.ms": "500"}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A test process sent ``SIGUSR1`` writes every thread's stack to its standard error,
+    as it was when pytest started (not to a test's captured output, which is only shown
+    when the test ends). The suite's runner sends it before it stops a group that ran past
+    its time bound, so that a hang says where it was: a test in a client call that no
+    signal interrupts, or a process that cannot exit for a thread it must join."""
+    faulthandler.register(signal.SIGUSR1, file=os.dup(2), all_threads=True)
 
 
 def _start(root: Path, brokers: int = 1, configs: dict[str, str] | None = None) -> Cluster:
