@@ -23,13 +23,44 @@ from tests.support.ports import free_base_port
 LAB_CONFIGS = {"group.min.session.timeout.ms": "500"}
 
 
+WATCHDOG_GRACE_S = 120
+"""How long past its own time bound (pytest-timeout's) a test may go on before the watchdog
+ends its process: pytest-timeout raises from a signal handler, which runs only when the
+test's thread is back in Python, and a client call that ignores signals (librdkafka's
+``init_transactions()`` with no timeout, on a cluster that is gone) never comes back."""
+
+STACKS_FD = pytest.StashKey[int]()
+"""The standard error pytest started with (not a test's captured output, shown only when
+the test ends): where a hung process writes its stacks."""
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """A test process sent ``SIGUSR1`` writes every thread's stack to its standard error,
-    as it was when pytest started (not to a test's captured output, which is only shown
-    when the test ends). The suite's runner sends it before it stops a group that ran past
-    its time bound, so that a hang says where it was: a test in a client call that no
-    signal interrupts, or a process that cannot exit for a thread it must join."""
-    faulthandler.register(signal.SIGUSR1, file=os.dup(2), all_threads=True)
+    """A test process sent ``SIGUSR1`` writes every thread's stack. The suite's runner
+    sends it before it stops a group that ran past its time bound, so that a hang outside
+    any test (a process that cannot exit for a thread it must join) says where it was."""
+    config.stash[STACKS_FD] = os.dup(2)
+    faulthandler.register(signal.SIGUSR1, file=config.stash[STACKS_FD], all_threads=True)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
+    """The watchdog: a test still running ``WATCHDOG_GRACE_S`` past its time bound has
+    its process write every thread's stack and exit (xdist then names the test and
+    carries on with a new worker), where it would hold its group until the runner's hour."""
+    after_s = _time_bound_s(item) + WATCHDOG_GRACE_S
+    faulthandler.dump_traceback_later(after_s, file=item.config.stash[STACKS_FD], exit=True)
+    try:
+        return (yield)
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
+def _time_bound_s(item: pytest.Item) -> float:
+    """The test's pytest-timeout bound: its ``timeout`` mark's, else the configured one."""
+    marker = item.get_closest_marker("timeout")
+    if marker is not None and (marker.args or "timeout" in marker.kwargs):
+        return float(marker.kwargs.get("timeout", marker.args[0] if marker.args else 0))
+    return float(item.config.getini("timeout"))
 
 
 def _start(root: Path, brokers: int = 1, configs: dict[str, str] | None = None) -> Cluster:
