@@ -54,10 +54,10 @@ def test_both_clients_go_through_the_proxy_and_their_steps_are_named(
     consumer.commit()
     consumer.close()
     rdkafka = Producer({"bootstrap.servers": proxy.bootstrap_servers, "transactional.id": topic})
-    rdkafka.init_transactions()
+    rdkafka.init_transactions(60)
     rdkafka.begin_transaction()
     rdkafka.produce(topic, b"in-a-transaction", partition=1)
-    rdkafka.commit_transaction()
+    rdkafka.commit_transaction(60)
     steps = gate.close_run().steps
     labels = [step.label for step in steps]
     # a label names no topic (occurrences count by it, and each trial of a search may
