@@ -7,7 +7,8 @@ every record of the run (so it includes queueing in the client under full load).
 CPU: the three brokers' and the producing client's (this process's) seconds per MB
 produced, which say what limits the rate on a machine of two cores: the client's
 librdkafka and Python take about as much as the three brokers together. Memory: each
-broker's RSS when idle after the runs. Run:
+broker's RSS when idle after the runs. Then the same acks=all from ``bench.raw_producer``
+(a client that encodes nothing, not idempotent): what the brokers take. Run:
 ``.venv/bin/python -m bench.replication``.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 import statistics
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
@@ -23,12 +25,16 @@ import psutil
 from confluent_kafka import Producer
 
 from bench.common import bench_cluster, cpu_seconds, describe_or_run, record
+from bench.raw_producer import raw_produce
 from kafkalite.cluster import Cluster
 from tests.support.topics import create_topic as create
 from tests.support.waiting import wait_for
 
 RECORD = b"x" * 1024
 COUNT = 150_000
+RAW_BATCH_RECORDS = 1000
+"""The raw producer's batch: about the 1 MiB the librdkafka producer's ``batch.size``
+allows (under ``message.max.bytes``, 1,048,588)."""
 MB = 1024 * 1024
 
 
@@ -95,11 +101,49 @@ def produce(cluster: Cluster, acks: str) -> dict[str, Any]:
     }
 
 
+def raw_all(cluster: Cluster) -> dict[str, Any]:
+    """acks=all from ``bench.raw_producer``: one connection to each partition's leader,
+    each sending its share of ``COUNT`` records in batches of ``RAW_BATCH_RECORDS``, on
+    threads of this process (they wait in socket calls, outside the GIL). What the three
+    brokers take when the client is not what limits the rate."""
+    topic = create_topic(cluster)
+    leaders = {
+        p["partition"]: p["leader"] for p in cluster.status()["partitions"] if p["topic"] == topic
+    }
+    share = COUNT // len(leaders) // RAW_BATCH_RECORDS * RAW_BATCH_RECORDS  # whole batches
+    pids = [cluster.pid(b.broker_id) for b in cluster.spec.brokers]
+    brokers_cpu = sum(cpu_seconds(p) for p in pids)
+    with ThreadPoolExecutor(len(leaders)) as pool:
+        start = time.perf_counter()
+        runs = [
+            pool.submit(
+                raw_produce,
+                cluster.spec.broker(leader).address,
+                topic,
+                share,
+                partition,
+                -1,
+                RAW_BATCH_RECORDS,
+            )
+            for partition, leader in leaders.items()
+        ]
+        for run in runs:
+            run.result()
+        elapsed = time.perf_counter() - start
+    brokers_cpu = sum(cpu_seconds(p) for p in pids) - brokers_cpu
+    produced_mb = share * len(leaders) * len(RECORD) / MB
+    return {
+        "mb_s": round(produced_mb / elapsed, 1),
+        "brokers_cpu_ms_per_mb": round(brokers_cpu / produced_mb * 1000, 2),
+    }
+
+
 def main() -> None:
     describe_or_run("bench.replication", __doc__)
     with bench_cluster(brokers=3, configs={"log.segment.bytes": "268435456"}) as cluster:
         all_acks = produce(cluster, "all")
         one_ack = produce(cluster, "1")
+        raw = raw_all(cluster)
         time.sleep(2)
         rss = {
             b.broker_id: round(psutil.Process(cluster.pid(b.broker_id)).memory_info().rss / MB, 1)
@@ -114,6 +158,7 @@ def main() -> None:
             "record_bytes": len(RECORD),
             "acks_all": all_acks,
             "acks_1": one_ack,
+            "raw_acks_all": raw,
             "broker_rss_mb": rss,
             "targets": {"acks_all_mb_s": 60, "rss_mb": 80},
         },

@@ -14,8 +14,6 @@ that rate is made of, is ``bench.consume``'s. Run: ``.venv/bin/python -m bench.t
 
 from __future__ import annotations
 
-import socket
-import struct
 import time
 
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -29,9 +27,7 @@ from bench.common import (
     produce_all,
     record,
 )
-from bench.requests import produce_frame
-from kafkalite.protocol.codec import decode_response
-from kafkalite.protocol.records import Record, build_batch
+from bench.raw_producer import raw_produce
 from tests.support.topics import create_topic
 
 RECORD = b"x" * 1024
@@ -89,43 +85,6 @@ def confluent_consume(bootstrap: str, topic: str, count: int) -> float:
     return elapsed
 
 
-RAW_IN_FLIGHT = 16
-"""The raw producer's requests in flight: enough that the broker always has the next one
-read (1 MiB; it reads 128 KiB ahead), as ``PRODUCER`` has: librdkafka's default
-``max.in.flight.requests.per.connection`` is 1,000,000 when not idempotent. With five, the
-raw producer waited for each answer in turn and the broker for it (2026-11-30 02:18, load
-1.4: 269-328 MB/s at five, 339-356 at twenty)."""
-RAW_BATCH_RECORDS = 63
-"""1 KiB records in the raw producer's one batch, uncompressed: as full as ``PRODUCER``'s
-64 KiB batches get."""
-
-
-def raw_produce(bootstrap: str, topic: str, count: int) -> float:
-    """Seconds to produce ``count`` 1 KiB records as one batch resent (acks=1,
-    ``RAW_IN_FLIGHT`` requests in flight) from a client that encodes nothing per request:
-    what the broker absorbs when the client is not what limits the rate, as
-    ``bench.consume``'s raw reader is for reads. Every answer is decoded and must carry no
-    error."""
-    now_ms = int(time.time() * 1000)
-    batch = build_batch([Record(None, RECORD, now_ms) for _ in range(RAW_BATCH_RECORDS)])
-    frame = produce_frame(topic, 0, 1, batch)
-    host, port = bootstrap.split(",", maxsplit=1)[0].rsplit(":", 1)
-    requests, sent, answered = count // RAW_BATCH_RECORDS, 0, 0
-    with socket.create_connection((host, int(port))) as sock, sock.makefile("rb") as answers:
-        start = time.perf_counter()
-        while answered < requests:
-            while sent < requests and sent - answered < RAW_IN_FLIGHT:
-                sock.sendall(frame)
-                sent += 1
-            size = struct.unpack(">i", answers.read(4))[0]
-            response = decode_response(0, 10, answers.read(size))
-            error = response.responses[0].partition_responses[0].error_code
-            if error:
-                raise RuntimeError(f"raw produce refused: error {error}")
-            answered += 1
-        return time.perf_counter() - start
-
-
 def main() -> None:
     describe_or_run("bench.throughput", __doc__)
     n_confluent, n_python = 200_000, 50_000
@@ -139,7 +98,7 @@ def main() -> None:
         t_consume = confluent_consume(bootstrap, "bench-c", n_confluent)
         create_topic(bootstrap, "bench-raw", 1, 1)
         raw_cpu = cpu_seconds(cluster.pid(1))
-        t_raw = raw_produce(bootstrap, "bench-raw", n_confluent)
+        t_raw = raw_produce(bootstrap.split(",")[0], "bench-raw", n_confluent)
         raw_cpu = cpu_seconds(cluster.pid(1)) - raw_cpu
         t_python = kafka_python_produce(bootstrap, "bench-p", n_python)
         loaded_rss = broker_rss_mb(cluster)
