@@ -45,6 +45,8 @@ def broker_state(broker: Broker, gc_state: dict[str, Any]) -> dict[str, Any]:
         partitions.append(
             {
                 "topic": topic,
+                # which topic of that name: one deleted and created again is another
+                "topic_id": broker.image.topic_ids.get(topic),
                 "partition": index,
                 "leader": p.leader,
                 "leader_epoch": p.leader_epoch,

@@ -58,6 +58,7 @@ def merge_status(
         partitions.append(
             {
                 "topic": topic,
+                "topic_id": reference.get("topic_id"),
                 "partition": index,
                 "leader": reference["leader"] if leader_view else None,
                 "leader_epoch": reference["leader_epoch"],

@@ -45,11 +45,14 @@ NARROW_SIDE_PX = 330
 is drawn at a laptop's size: at ``SCALE`` its strips' newest offsets were cut off. The
 projector's picture is as wide as ever, so its cells are no smaller to the class."""
 
+# The demo ends at the screen's bottom (a projector cannot scroll): when the heading and the
+# outcome take two lines each, the words above the feed give way (they scroll), not the
+# feed and the groups below them (CI 2026-11-30: a four-click outcome pushed them 1 px off).
 STYLE = f"""<style>
 body, .jp-Notebook, .jp-Cell, .jp-OutputArea-output {{ margin: 0 !important;
   padding: 0 !important; }}
 .kl-demo {{ font-family: "DejaVu Sans", Arial, sans-serif; padding: 6px 14px; color: #111;
-  max-width: 1280px; box-sizing: border-box; }}
+  max-width: 1280px; box-sizing: border-box; max-height: 100vh; }}
 .kl-demo-bar {{ align-items: center; }}
 .kl-demo-bar .widget-button {{ font-size: 16px; height: 34px; }}
 .kl-demo-bar select {{ font-size: 16px; height: 34px; }}
@@ -63,12 +66,14 @@ body, .jp-Notebook, .jp-Cell, .jp-OutputArea-output {{ margin: 0 !important;
 .kl-demo-outcome .kl-verdict.kl-valid {{ color: #1b5e20; }}
 .kl-demo-outcome .kl-verdict.kl-anomaly {{ color: #b71c1c; }}
 .kl-demo-outcome .kl-error {{ color: #b71c1c; }}
-.kl-demo-main {{ gap: 12px; border-top: 1px solid #ccc; padding-top: 4px; }}
+.kl-demo-main {{ gap: 12px; border-top: 1px solid #ccc; padding-top: 4px;
+  flex: 1 1 auto; min-height: 0; }}
 .kl-demo-left {{ flex: 1 1 auto; min-width: 0; }}
-.kl-demo-side {{ flex: 0 0 {SIDE_PX}px; width: {SIDE_PX}px; }}
+.kl-demo-side {{ flex: 0 0 {SIDE_PX}px; width: {SIDE_PX}px; min-height: 0; }}
 .kl-demo-left img {{ max-width: 100%; }}
 .kl-demo-words {{ font-size: 17px; line-height: 1.3; color: #222; max-height: 44vh;
-  overflow-y: auto; }}
+  overflow-y: auto; flex: 0 1 auto; min-height: 0; }}
+.kl-demo-side .kl-panels {{ flex: 0 0 auto; }}
 .kl-demo-words p {{ margin: 0 0 4px; }}
 .kl-demo-picture, .kl-demo .kl-panels {{ zoom: {SCALE:g}; }}
 @media (max-width: 1200px) {{

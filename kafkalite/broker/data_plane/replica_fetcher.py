@@ -275,6 +275,7 @@ class ReplicaFetcher:
             self.emit(
                 EventType.LOG_TRUNCATED,
                 topic=key[0],
+                topic_id=self.image.topic_ids.get(key[0]),
                 partition=key[1],
                 from_offset=start,
                 to_offset=end,

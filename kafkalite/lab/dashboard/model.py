@@ -155,6 +155,9 @@ class DashboardState:
 @dataclass(frozen=True)
 class Truncation:
     topic: str
+    topic_id: str | None
+    """Which topic of that name: a truncation of one deleted since (a demo's reset deletes
+    and creates its topics again) is not the new one's."""
     partition: int
     broker: int
     removed: OffsetRange
@@ -231,7 +234,14 @@ class DashboardModel:
                 if end > first:
                     removed = OffsetRange(first, end - 1)
                     self.truncations.append(
-                        Truncation(e["topic"], e["partition"], e["broker"], removed, e["time_ms"])
+                        Truncation(
+                            e["topic"],
+                            e.get("topic_id"),
+                            e["partition"],
+                            e["broker"],
+                            removed,
+                            e["time_ms"],
+                        )
                     )
         self.truncations = [
             t for t in self.truncations if now_ms - t.time_ms < self.truncation_visible_ms
@@ -246,9 +256,10 @@ class DashboardModel:
     ) -> PartitionView:
         key = (p["topic"], p["partition"])
         replicas = [self._with_last_seen(key, r) for r in p["replicas"]]
+        topic_id = p.get("topic_id")
         truncated: dict[int, list[OffsetRange]] = {r["broker"]: [] for r in replicas}
         for t in self.truncations:
-            if (t.topic, t.partition) == key and t.broker in truncated:
+            if (t.topic, t.partition) == key and t.broker in truncated and t.topic_id == topic_id:
                 truncated[t.broker].append(t.removed)
         ends = [r["log_end_offset"] or 0 for r in replicas]
         ends += [t.last + 1 for ranges in truncated.values() for t in ranges]

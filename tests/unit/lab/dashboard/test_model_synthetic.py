@@ -322,3 +322,15 @@ def test_a_broker_card_shows_its_silence_against_the_session() -> None:
     assert 'data-silent-ms="2450"' in html and "silent 2.5 s of 3.0 s" in html
     electing = [{**b, "silent_ms": None, "session_ms": None} for b in brokers]
     assert "kl-silence" not in render_html(DashboardModel().update(snapshot({}, electing), [], NOW))
+
+
+def test_a_truncation_belongs_to_its_topic_not_to_one_created_again_with_its_name() -> None:
+    """A demo's reset deletes its topics and creates them again: a follower's truncation of
+    the old ``pay`` (offsets 30-39) is not drawn or said of the new one, which has the
+    same name and another topic id."""
+    truncated = event(2, "log_truncated", topic="pay", topic_id="old-id", partition=0)
+    truncated |= {"from_offset": 30, "to_offset": 40, "removed": 10}
+    same = DashboardModel().update(snapshot({"topic_id": "old-id"}), [truncated], NOW)
+    assert kinds_of(same, 2)[30] == CellKind.TRUNCATED
+    again = DashboardModel().update(snapshot({"topic_id": "new-id"}), [truncated], NOW)
+    assert CellKind.TRUNCATED not in kinds_of(again, 2).values()
