@@ -385,17 +385,26 @@ async def test_what_a_broker_sent_into_a_cut_dies_with_it(dead_end: str) -> None
 
     server = await asyncio.start_server(keep, "127.0.0.1", 0)
     listen = free_port()
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", SEND_WHEN_TOLD, dead_end, str(listen), stdin=PIPE, stdout=PIPE
-    )
-    assert process.stdin is not None and process.stdout is not None
-    if dead_end == "accepts":
+
+    async def end() -> asyncio.subprocess.Process:
+        return await asyncio.create_subprocess_exec(
+            sys.executable, "-c", SEND_WHEN_TOLD, dead_end, str(listen), stdin=PIPE, stdout=PIPE
+        )
+
+    # the accepting end is started first (the proxy needs its port), the connecting end
+    # once the proxy listens (it connects at once: started before, it was refused in CI)
+    process = await end() if dead_end == "accepts" else None
+    if process is not None:
+        assert process.stdout is not None
         target = int(await asyncio.wait_for(process.stdout.readline(), 10))
     else:
         target = server.sockets[0].getsockname()[1]
     state = FaultState()
     proxy = LinkProxy(Link(2, 1, "replication", listen, "127.0.0.1", target), lambda: state)
     await proxy.start()
+    if process is None:
+        process = await end()
+    assert process.stdin is not None and process.stdout is not None
     try:
         if dead_end == "accepts":
             reader, writer = await asyncio.open_connection("127.0.0.1", listen)
