@@ -32,7 +32,7 @@ from tests.support.waiting import wait_for
 
 RECORD = b"x" * 1024
 COUNT = 150_000
-RAW_BATCH_RECORDS = 1000
+MIB_BATCH_RECORDS = 1000
 """The raw producer's batch: about the 1 MiB the librdkafka producer's ``batch.size``
 allows (under ``message.max.bytes``, 1,048,588)."""
 MB = 1024 * 1024
@@ -103,14 +103,14 @@ def produce(cluster: Cluster, acks: str) -> dict[str, Any]:
 
 def raw_all(cluster: Cluster) -> dict[str, Any]:
     """acks=all from ``bench.raw_producer``: one connection to each partition's leader,
-    each sending its share of ``COUNT`` records in batches of ``RAW_BATCH_RECORDS``, on
+    each sending its share of ``COUNT`` records in batches of ``MIB_BATCH_RECORDS``, on
     threads of this process (they wait in socket calls, outside the GIL). What the three
     brokers take when the client is not what limits the rate."""
     topic = create_topic(cluster)
     leaders = {
         p["partition"]: p["leader"] for p in cluster.status()["partitions"] if p["topic"] == topic
     }
-    share = COUNT // len(leaders) // RAW_BATCH_RECORDS * RAW_BATCH_RECORDS  # whole batches
+    share = COUNT // len(leaders) // MIB_BATCH_RECORDS * MIB_BATCH_RECORDS  # whole batches
     pids = [cluster.pid(b.broker_id) for b in cluster.spec.brokers]
     brokers_cpu = sum(cpu_seconds(p) for p in pids)
     with ThreadPoolExecutor(len(leaders)) as pool:
@@ -123,7 +123,7 @@ def raw_all(cluster: Cluster) -> dict[str, Any]:
                 share,
                 partition,
                 -1,
-                RAW_BATCH_RECORDS,
+                MIB_BATCH_RECORDS,
             )
             for partition, leader in leaders.items()
         ]
