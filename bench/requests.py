@@ -42,14 +42,10 @@ import asyncio
 import contextlib
 import os
 import struct
-import subprocess
-import sys
-import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from kio.schema.describe_quorum.v2 import request as describe_quorum_req
@@ -63,17 +59,15 @@ from kio.schema.metadata.v13 import request as metadata_req
 from kio.schema.produce.v10 import request as produce_req
 from kio.schema.sync_group.v3 import request as sync_req
 
+from bench.baseline import BASELINE, REPO, cluster_of, current_commit, short_commit, worktree
 from bench.common import cpu_seconds, record
 from kafkalite.cluster import Cluster
 from kafkalite.protocol.codec import build, decode_response, encode_request
 from kafkalite.protocol.record_batch import iter_batches
 from kafkalite.protocol.records import Record, build_batch
-from tests.support.ports import free_base_port
 from tests.support.topics import create_topic
 from tests.support.waiting import wait_for
 
-BASELINE = "5cb7594"
-"""main when issue 29 began: the column every change is measured against."""
 REQUESTS = 10_000
 LANES = 4
 IDLE_S = 3.0
@@ -84,52 +78,6 @@ only read; fetched at the end and produced to."""
 MEMBER_ID_REQUIRED = 79
 METADATA_TOPIC_ID = uuid.UUID(int=1)  # Kafka's fixed id of __cluster_metadata
 _SIZE = struct.Struct(">i")
-REPO = Path(__file__).resolve().parent.parent
-
-
-# ---- the trees and their clusters -----------------------------------------------------
-
-
-@contextlib.contextmanager
-def worktree(commit: str) -> Iterator[Path]:
-    """A detached git worktree of ``commit``, removed afterwards."""
-    with tempfile.TemporaryDirectory(prefix="kafkalite-baseline-") as tmp:
-        path = Path(tmp) / "tree"
-        subprocess.run(
-            ["git", "-C", str(REPO), "worktree", "add", "--detach", str(path), commit],
-            check=True,
-            capture_output=True,
-        )
-        try:
-            yield path
-        finally:
-            subprocess.run(
-                ["git", "-C", str(REPO), "worktree", "remove", "--force", str(path)],
-                check=False,
-                capture_output=True,
-            )
-
-
-@contextlib.contextmanager
-def cluster_of(tree: Path, brokers: int = 3) -> Iterator[Cluster]:
-    """A cluster whose brokers run ``tree``'s code: ``tree``'s own ``Cluster.up`` starts
-    it, in a Python whose working directory is ``tree`` (the package is imported from
-    there), since how brokers are launched changes between commits too. This process
-    attaches to it: signals and ``/state`` are the same for every version."""
-    with tempfile.TemporaryDirectory(prefix="kafkalite-bench-") as tmp:
-        start = (
-            "import sys; from pathlib import Path; from kafkalite.cluster import Cluster; "
-            "Cluster.up(Path(sys.argv[1]), brokers=int(sys.argv[2]), base_port=int(sys.argv[3]))"
-        )
-        port = free_base_port(brokers)
-        subprocess.run(
-            [sys.executable, "-c", start, tmp, str(brokers), str(port)], cwd=tree, check=True
-        )
-        cluster = Cluster.attach(Path(tmp))
-        try:
-            yield cluster
-        finally:
-            cluster.down()
 
 
 # ---- a bare Kafka connection ------------------------------------------------------------
@@ -697,18 +645,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", action="append", choices=list(KINDS), help="these kinds only")
     args = parser.parse_args(argv)
     kinds = args.only or list(KINDS)
-    commit = subprocess.run(
-        ["git", "-C", str(REPO), "rev-parse", "--short", args.baseline],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    current = subprocess.run(
-        ["git", "-C", str(REPO), "describe", "--always", "--dirty"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
+    commit, current = short_commit(args.baseline), current_commit()
     names = (f"baseline {commit}", f"current {current}")
     figures: dict[str, dict[str, Figure]] = {name: {} for name in names}
     with contextlib.ExitStack() as stack:
