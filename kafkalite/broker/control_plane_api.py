@@ -26,6 +26,7 @@ from kafkalite.controller.replication_control import AlterPartitionReply
 from kafkalite.controller.results import ApiResult
 from kafkalite.controller.topic_control import CreatableTopic, CreatedTopic
 from kafkalite.protocol.errors import ErrorCode
+from kafkalite.protocol.framing import ReceivedFrame
 from kafkalite.raft.node import QuorumInfo
 
 CALL_TIMEOUT_S = 15.0
@@ -127,7 +128,7 @@ class Controller(AlterPartitionChannel, Protocol):
         """Whether this broker is the active controller now."""
         ...
 
-    async def forward(self, frame: bytes) -> bytes:
+    async def forward(self, frame: ReceivedFrame) -> bytes:
         """A client's admin request, as it came; the response frame (``ServeLocallyError``:
         this broker is the controller, serve it here)."""
         ...

@@ -29,13 +29,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kafkalite.protocol.api_keys import ApiKeys
+from kafkalite.protocol.framing import ReceivedFrame
 
 if TYPE_CHECKING:
     from kafkalite.broker.context import RequestContext
     from kafkalite.protocol.codec import Request
 
 HandlerFn = Callable[["RequestContext", Any], Awaitable[Any]]
-HandDecoder = Callable[[bytes], "Request | None"]
+HandDecoder = Callable[[ReceivedFrame], "Request | None"]
 """Reads a frame by hand (issue 29 allows it for Produce and Fetch), or gives ``None`` for
 kio to read it: the handler then takes whatever body either gives."""
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])

@@ -44,7 +44,7 @@ from kafkalite.protocol.codec import (
 )
 from kafkalite.protocol.error_response import error_response
 from kafkalite.protocol.errors import ErrorCode
-from kafkalite.protocol.framing import FrameSizeError
+from kafkalite.protocol.framing import FrameSizeError, ReceivedFrame
 
 T = TypeVar("T")
 RunOnMain = Callable[[Coroutine[Any, Any, Any]], Awaitable[Any]]
@@ -187,7 +187,9 @@ class KafkaServer:
         finally:
             produced.close()
 
-    async def _respond(self, frame: bytes, connection: Connection, stream: FrameStream) -> None:
+    async def _respond(
+        self, frame: ReceivedFrame, connection: Connection, stream: FrameStream
+    ) -> None:
         peer = connection.peer
         try:
             response = await self._handle(frame, connection)
@@ -202,14 +204,14 @@ class KafkaServer:
         if response is not None and not stream.is_closing():
             stream.write(frame_bytes(response))
 
-    async def _handle(self, frame: bytes, connection: Connection) -> Frame | None:
+    async def _handle(self, frame: ReceivedFrame, connection: Connection) -> Frame | None:
         decoded = self._decode(frame, connection.peer)
         if isinstance(decoded, bytes):
             return decoded
         return await self._run(*decoded, frame, connection)
 
     async def _run(
-        self, request: Request, handler: Handler, frame: bytes, connection: Connection
+        self, request: Request, handler: Handler, frame: ReceivedFrame, connection: Connection
     ) -> Frame | None:
         """Serve one decoded request: its handler here, or the controller's."""
         peer = connection.peer
@@ -242,7 +244,7 @@ class KafkaServer:
             return parts[0] if len(parts) == 1 and type(parts[0]) is bytes else parts
         return encode_response(request.api_key, request.api_version, request.correlation_id, body)
 
-    def _decode(self, frame: bytes, peer: str) -> tuple[Request, Handler] | bytes:
+    def _decode(self, frame: ReceivedFrame, peer: str) -> tuple[Request, Handler] | bytes:
         """The request and its handler, or the whole answer when there is none to run
         (ApiVersions in a version we do not speak); anything else unreadable closes. A
         version this broker does not speak is logged at INFO with the API and version,
@@ -260,7 +262,7 @@ class KafkaServer:
             )
         return request, handler
 
-    def _read_by_hand(self, frame: bytes) -> Request | None:
+    def _read_by_hand(self, frame: ReceivedFrame) -> Request | None:
         """The request, if its handler reads it by hand and that reads it (a quorum Fetch)."""
         if not self._hand_decoders or len(frame) < _API_KEY_AND_VERSION.size:
             return None

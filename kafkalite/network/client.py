@@ -8,14 +8,15 @@ connection, or one that left a request unanswered past its timeout, fails every 
 flight and is reopened by the next request; nothing here retries, because each caller
 knows best whether a retry is safe.
 
-Responses are read by a bare ``asyncio.Protocol`` (``_ResponseReader``): each read is split
-into frames as it arrives (``protocol.framing``, as the listener's ``FrameStream`` does)
+Responses are read by a bare ``asyncio.BufferedProtocol`` (``_ResponseReader``) into the
+buffers ``protocol.framing`` gives (a follower's 1 MiB Fetch answer straight into one of
+its own), each read split into frames as it arrives (as the listener's ``FrameStream``),
 and each frame completes the future of the request with its correlation id, right there.
 A follower's Fetches, a quorum's Fetches and Votes all come this way, so this is a share
 of every acks=all Produce (issue 29). An asyncio ``StreamReader`` cost a reader task's
 wake-up and two ``readexactly`` calls per response, and each request an
 ``asyncio.timeout`` and an ``asyncio.shield``; here a response costs one
-``data_received``, and a request's timeout is one timer (``loop.call_at``, as the
+``buffer_updated``, and a request's timeout is one timer (``loop.call_at``, as the
 purgatory's waiters) that fails its future at the deadline.
 """
 
@@ -28,7 +29,7 @@ from typing import Any
 
 from kafkalite.network.flow_control import WriteFlowControl
 from kafkalite.protocol.codec import decode_response, encode_request, response_correlation_id
-from kafkalite.protocol.framing import FrameSplitter
+from kafkalite.protocol.framing import FrameSplitter, ReceivedFrame
 
 _SIZE = struct.Struct(">i")
 _CORRELATION = struct.Struct(">i")
@@ -71,7 +72,7 @@ class PeerConnection:
         response = await self._round_trip(cid, frame, timeout_s)
         return decode_response(body.__api_key__, body.__version__, response)
 
-    async def forward(self, frame: bytes, timeout_s: float) -> bytes:
+    async def forward(self, frame: ReceivedFrame, timeout_s: float) -> bytes:
         """Send a client's request frame (no size prefix) as is and return the response
         frame (no size prefix) with the client's correlation id put back."""
         client_cid = _CORRELATION.unpack_from(frame, 4)[0]
@@ -82,7 +83,7 @@ class PeerConnection:
         _CORRELATION.pack_into(response, 0, client_cid)
         return bytes(response)
 
-    async def _round_trip(self, cid: int, frame: bytes, timeout_s: float) -> bytes:
+    async def _round_trip(self, cid: int, frame: bytes, timeout_s: float) -> ReceivedFrame:
         """Raises ``PeerTimeoutError`` at ``timeout_s`` without an answer (the frame may
         still be waiting to be sent then, if the peer does not read; the connection is
         dropped), and ``PeerUnavailableError`` when the connection breaks first."""
@@ -91,7 +92,7 @@ class PeerConnection:
             reader = await self._connect()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
-        future: asyncio.Future[bytes] = loop.create_future()
+        future: asyncio.Future[ReceivedFrame] = loop.create_future()
         pending = reader.pending
         pending[cid] = future
         timer = loop.call_at(deadline, self._expire, reader, future, timeout_s)
@@ -113,7 +114,7 @@ class PeerConnection:
             pending.pop(cid, None)
 
     def _expire(
-        self, reader: _ResponseReader, future: asyncio.Future[bytes], timeout_s: float
+        self, reader: _ResponseReader, future: asyncio.Future[ReceivedFrame], timeout_s: float
     ) -> None:
         """Fail an unanswered request and drop its connection, as Kafka's
         ``NetworkClient`` does on a request timeout: a connection whose far end vanished
@@ -164,7 +165,7 @@ class PeerConnection:
         self._disconnect(ConnectionAbortedError("closed"))
 
 
-class _ResponseReader(WriteFlowControl):
+class _ResponseReader(WriteFlowControl, asyncio.BufferedProtocol):
     """One connection's reading side: splits what the peer sends into response frames
     and completes, for each, the request waiting for its correlation id. A lost
     connection fails every request still waiting on it."""
@@ -172,7 +173,7 @@ class _ResponseReader(WriteFlowControl):
     def __init__(self, address: str) -> None:
         super().__init__()
         self.address = address
-        self.pending: dict[int, asyncio.Future[bytes]] = {}
+        self.pending: dict[int, asyncio.Future[ReceivedFrame]] = {}
         """The requests sent on this connection and not yet answered, by correlation id."""
         self._splitter = FrameSplitter(_ANY_SIZE)
         self.transport: asyncio.Transport
@@ -181,10 +182,13 @@ class _ResponseReader(WriteFlowControl):
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._splitter.buffer()
+
+    def buffer_updated(self, nbytes: int) -> None:
         pending = self.pending
         splitter = self._splitter
-        for frame in splitter.feed(data):
+        for frame in splitter.received(nbytes):
             future = pending.pop(response_correlation_id(frame), None)
             if future is not None and not future.done():
                 future.set_result(frame)

@@ -15,7 +15,7 @@ import asyncio
 from collections import deque
 
 
-class WriteFlowControl(asyncio.Protocol):
+class WriteFlowControl(asyncio.BaseProtocol):
     """A subclass that overrides ``connection_lost`` calls this one's too: a writer
     waiting in ``drain`` is woken (and told) when the connection is lost."""
 

@@ -1,19 +1,20 @@
 """``FrameStream``: one accepted connection as frames in and bytes out, on a bare
-``asyncio.Protocol``.
+``asyncio.BufferedProtocol``.
 
 asyncio's streams cost more per request than a small request's handler: two
 ``readexactly`` calls (each a coroutine, a buffer slice and a wake-up check), the
 ``StreamReader``'s buffer copies, and a ``drain`` coroutine per response. Here the
-protocol splits each read into frames as it arrives (``protocol.framing``) and the
+protocol reads into the buffer ``protocol.framing`` gives it (a big frame straight
+into a buffer of its own), splits each read into frames as it arrives, and the
 connection's task takes them one by one, waking only when none is queued; a response is
 written straight to the transport, and ``drain`` waits only while the transport has
 asked to stop (``pause_writing``), which is when a peer does not read.
 
 Back-pressure both ways, as with streams: reading pauses once more than
-``READ_AHEAD_BYTES`` of whole frames wait to be taken (so at most that and one read, 256
-KiB, are held; a client that sends faster than its requests are served is held at TCP),
-and resumes as they are taken; a connection's task writes nothing more while its peer
-does not read.
+``READ_AHEAD_BYTES`` of whole frames wait to be taken (so at most that, the frame being
+read and a 64 KiB read buffer are held; a client that sends faster than its requests are
+served is held at TCP), and resumes as they are taken; a connection's task writes
+nothing more while its peer does not read.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ class PeerEndedError(ConnectionResetError):
     """The peer shut its side down (EOF): it sends no more, and may still read."""
 
 
-class FrameStream(WriteFlowControl):
+class FrameStream(WriteFlowControl, asyncio.BufferedProtocol):
     """Owned by the event loop of the listener that accepted it. Writes wait in
     ``drain`` (``flow_control``)."""
 
@@ -44,7 +45,7 @@ class FrameStream(WriteFlowControl):
         super().__init__()
         self._on_connected = on_connected
         self._splitter = FrameSplitter(max_frame_bytes)
-        self._frames: deque[bytes] = deque()
+        self._frames: deque[bytes | memoryview] = deque()
         self._queued_bytes = 0
         self._reading_paused = False
         self._ended: Exception | None = None
@@ -53,16 +54,19 @@ class FrameStream(WriteFlowControl):
         self._closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.transport: asyncio.Transport
 
-    # --- asyncio.Protocol's callbacks -------------------------------------------------
+    # --- asyncio.BufferedProtocol's callbacks -------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
         self._on_connected(self)
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._splitter.buffer()
+
+    def buffer_updated(self, nbytes: int) -> None:
         splitter = self._splitter
-        frames = splitter.feed(data)
+        frames = splitter.received(nbytes)
         if frames:
             self._frames.extend(frames)
             self._queued_bytes += sum(map(len, frames))
@@ -94,7 +98,7 @@ class FrameStream(WriteFlowControl):
 
     # --- what the connection's task uses ----------------------------------------------
 
-    async def read_frame(self) -> bytes:
+    async def read_frame(self) -> bytes | memoryview:
         """The next frame (without its size prefix). Raises ``ConnectionError`` when the
         peer closed or the connection was lost, ``FrameSizeError`` at a bad size; both
         once the frames before are taken."""

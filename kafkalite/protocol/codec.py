@@ -32,6 +32,8 @@ from kio.schema.response_header.v1.header import ResponseHeader as ResponseHeade
 from kio.serial import entity_reader, entity_writer
 from kio.static.protocol import RequestPayload, ResponsePayload
 
+from kafkalite.protocol.framing import ReceivedFrame
+
 API_VERSIONS_KEY = 18
 _API_KEY_AND_VERSION = struct.Struct(">hh")
 _SIZE = struct.Struct(">i")
@@ -87,7 +89,7 @@ REPEATED_KEPT = 1024
 _read_before: dict[bytes, tuple[str | None, Any, int]] = {}
 
 
-def peek_api(frame: bytes) -> tuple[int, int, int | None]:
+def peek_api(frame: ReceivedFrame) -> tuple[int, int, int | None]:
     """``(api_key, api_version, correlation_id)`` from the first 8 bytes, when present."""
     if len(frame) < 4:
         raise MalformedRequestError(f"frame of {len(frame)} bytes has no request header")
@@ -114,12 +116,12 @@ def response_class(api_key: int, api_version: int) -> type[ResponsePayload]:
     return _response_schema(api_key, api_version)
 
 
-def decode_request(frame: bytes) -> Request:
+def decode_request(frame: ReceivedFrame) -> Request:
     """Decode one frame (without its size prefix)."""
     api_key, api_version, correlation_id = peek_api(frame)
     if api_key not in REPEATED_APIS or correlation_id is None:
         return _decode_request(frame, api_key, api_version, correlation_id)
-    same = frame[:4] + frame[8:]  # all but the correlation id
+    same = b"".join((frame[:4], frame[8:]))  # all but the correlation id
     known = _read_before.get(same)
     if known is not None:
         return Request(api_key, api_version, correlation_id, *known)
@@ -131,7 +133,7 @@ def decode_request(frame: bytes) -> Request:
 
 
 def _decode_request(
-    frame: bytes, api_key: int, api_version: int, correlation_id: int | None
+    frame: ReceivedFrame, api_key: int, api_version: int, correlation_id: int | None
 ) -> Request:
     schema = _request_schema(api_key, api_version)
     if schema is None:
@@ -220,12 +222,12 @@ def encode_request(body: Any, correlation_id: int, client_id: str) -> bytes:
     return bytes(frame)
 
 
-def response_correlation_id(frame: bytes) -> int:
+def response_correlation_id(frame: ReceivedFrame) -> int:
     """Every response header starts with the correlation id (frame without its size)."""
     return int(_SIZE.unpack_from(frame, 0)[0])
 
 
-def decode_response(api_key: int, api_version: int, frame: bytes | memoryview) -> Any:
+def decode_response(api_key: int, api_version: int, frame: ReceivedFrame) -> Any:
     """The body of a response frame (without its size prefix)."""
     schema = _response_schema(api_key, api_version)
     header_cls = ResponseHeaderV1 if _flexible_response(api_key, api_version) else ResponseHeaderV0

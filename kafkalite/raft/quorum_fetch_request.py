@@ -32,6 +32,7 @@ from __future__ import annotations
 import struct
 
 from kafkalite.protocol.codec import Request
+from kafkalite.protocol.framing import ReceivedFrame
 from kafkalite.protocol.primitives import read_uvarint
 from kafkalite.raft import messages as m
 
@@ -48,9 +49,12 @@ class _Unread(Exception):
     """Not the shape read here, or not parseable: kio reads it instead."""
 
 
-def decode_quorum_fetch(frame: bytes) -> Request | None:
+def decode_quorum_fetch(frame: ReceivedFrame) -> Request | None:
     """The request in ``frame`` (without its size prefix) with a ``raft.messages
-    .FetchRequest`` as its body, or ``None`` when kio must read it."""
+    .FetchRequest`` as its body, or ``None`` when kio must read it (a frame big enough
+    to be read into a buffer of its own is no voter's Fetch)."""
+    if not isinstance(frame, bytes):
+        return None
     try:
         return _decode(frame)
     except (_Unread, struct.error, IndexError, ValueError):  # UnicodeDecodeError among them

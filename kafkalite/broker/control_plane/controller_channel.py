@@ -46,6 +46,7 @@ from kafkalite.metadata.image import PartitionRegistration
 from kafkalite.network.client import PeerConnection, PeerUnavailableError
 from kafkalite.protocol.codec import build
 from kafkalite.protocol.errors import ErrorCode
+from kafkalite.protocol.framing import ReceivedFrame
 from kafkalite.raft.wire import METADATA_TOPIC
 
 T = TypeVar("T")
@@ -135,7 +136,7 @@ class ControllerChannel:
         """Whether this broker is the active controller now (the quorum's published view)."""
         return self.quorum.view.is_active
 
-    async def forward(self, frame: bytes) -> bytes:
+    async def forward(self, frame: ReceivedFrame) -> bytes:
         """A client's admin request, sent as is to the active controller; returns the
         response frame once this broker's metadata has caught up with its effect."""
 

@@ -18,21 +18,35 @@ def framed(*payloads: bytes) -> bytes:
     return b"".join(struct.pack(">i", len(p)) + p for p in payloads)
 
 
+def feed(splitter: FrameSplitter, data: bytes) -> list[bytes]:
+    """What one read of ``data`` completes, read as a socket would: into the buffers the
+    splitter gives, each filled as far as ``data`` goes."""
+    frames: list[bytes] = []
+    while data:
+        buffer = splitter.buffer()
+        assert len(buffer) > 0
+        n = min(len(buffer), len(data))
+        buffer[:n] = data[:n]
+        frames += [bytes(frame) for frame in splitter.received(n)]
+        data = data[n:]
+    return frames
+
+
 def test_whole_frames_in_one_read() -> None:
     splitter = FrameSplitter(100)
-    assert splitter.feed(framed(b"one", b"", b"three")) == [b"one", b"", b"three"]
+    assert feed(splitter, framed(b"one", b"", b"three")) == [b"one", b"", b"three"]
     assert splitter.buffered == 0
 
 
 def test_a_frame_cut_across_reads_is_kept_until_whole() -> None:
     splitter = FrameSplitter(100)
     data = framed(b"first", b"second")
-    assert splitter.feed(data[:2]) == []  # half a size
-    assert splitter.feed(data[2:7]) == []  # the size and one byte
+    assert feed(splitter, data[:2]) == []  # half a size
+    assert feed(splitter, data[2:7]) == []  # the size and one byte
     assert splitter.buffered == 7
-    assert splitter.feed(data[7:12]) == [b"first"]  # and the next one's first three bytes
+    assert feed(splitter, data[7:12]) == [b"first"]  # and the next one's first three bytes
     assert splitter.buffered == 3
-    assert splitter.feed(data[12:]) == [b"second"]
+    assert feed(splitter, data[12:]) == [b"second"]
     assert splitter.buffered == 0
 
 
@@ -52,7 +66,7 @@ def assert_split_back(payloads: list[bytes], cuts: list[int], max_frame_bytes: i
     splitter = FrameSplitter(max_frame_bytes)
     out = []
     for start, end in itertools.pairwise(bounds):
-        out += splitter.feed(data[start:end])
+        out += feed(splitter, data[start:end])
     assert out == payloads
     assert splitter.buffered == 0
     assert splitter.error is None
@@ -62,16 +76,16 @@ def test_a_size_over_the_limit_ends_the_stream_after_the_frames_before_it() -> N
     """Refused at its size, before any of it is buffered (a client cannot make the broker
     hold more than ``socket.request.max.bytes``); the frames before it are still served."""
     splitter = FrameSplitter(10)
-    assert splitter.feed(framed(b"ok") + struct.pack(">i", 11) + b"x") == [b"ok"]
+    assert feed(splitter, framed(b"ok") + struct.pack(">i", 11) + b"x") == [b"ok"]
     assert isinstance(splitter.error, FrameSizeError)
     assert str(splitter.error) == "frame of 11 bytes exceeds socket.request.max.bytes (10)"
     assert splitter.buffered == 0
-    assert splitter.feed(framed(b"later")) == []  # nothing after it is read
+    assert feed(splitter, framed(b"later")) == []  # nothing after it is read
 
 
 def test_a_negative_size_ends_the_stream() -> None:
     splitter = FrameSplitter(10)
-    assert splitter.feed(struct.pack(">i", -1)) == []
+    assert feed(splitter, struct.pack(">i", -1)) == []
     assert splitter.error is not None
     assert splitter.error.size == -1
 
@@ -79,22 +93,20 @@ def test_a_negative_size_ends_the_stream() -> None:
 def test_a_size_over_the_limit_cut_across_reads_is_refused_when_whole() -> None:
     splitter = FrameSplitter(10)
     data = framed(b"ok") + struct.pack(">i", 11) + b"x"
-    assert splitter.feed(data[:8]) == [b"ok"]  # and two bytes of the next size
+    assert feed(splitter, data[:8]) == [b"ok"]  # and two bytes of the next size
     assert splitter.error is None
-    assert splitter.feed(data[8:]) == []
+    assert feed(splitter, data[8:]) == []
     assert isinstance(splitter.error, FrameSizeError)
     assert splitter.buffered == 0
 
 
-def test_a_frame_sent_a_byte_at_a_time_is_gathered_not_kept_per_read() -> None:
-    """A peer that trickles its frame must not cost an object per read (memory) nor a
-    copy of all it sent so far per read (time)."""
+def test_a_frame_sent_a_byte_at_a_time_is_gathered() -> None:
+    """A peer that trickles its frame: each byte lands where the last one ended."""
     splitter = FrameSplitter(1000)
     data = framed(b"x" * 500)
     out = []
     for i in range(len(data)):
-        out += splitter.feed(data[i : i + 1])
-        assert len(splitter._chunks) <= 2  # the prefix's piece, then one gathering buffer
+        out += feed(splitter, data[i : i + 1])
         assert splitter.buffered == (i + 1) % len(data)
     assert out == [b"x" * 500]
 
@@ -107,5 +119,24 @@ def test_a_frame_sent_a_byte_at_a_time_is_gathered_not_kept_per_read() -> None:
 def test_big_and_small_reads_mixed_give_the_same_frames(
     payloads: list[bytes], cuts: list[int]
 ) -> None:
-    """Reads above and below ``SMALL_READ_BYTES``: views kept and buffers gathered."""
+    """Frames above and below ``BIG_FRAME_BYTES``: read into buffers of their own, and
+    split out of the scratch buffer."""
     assert_split_back(payloads, cuts, 40_000)
+
+
+def test_a_big_frame_is_read_straight_into_a_buffer_of_its_own() -> None:
+    """Its first bytes come in the scratch buffer; the next read is offered the rest of
+    the frame and no more, and the frame is handed on as a read-only view of it."""
+    splitter = FrameSplitter(1 << 20)
+    data = framed(b"y" * 100_000) + framed(b"next")
+    assert feed(splitter, data[:1000]) == []
+    assert splitter.buffered == 1000
+    buffer = splitter.buffer()
+    assert len(buffer) == 100_004 - 1000
+    buffer[:] = data[1000:100_004]
+    (frame,) = splitter.received(len(buffer))
+    assert isinstance(frame, memoryview)
+    assert frame.readonly
+    assert frame == b"y" * 100_000
+    assert splitter.buffered == 0
+    assert feed(splitter, data[100_004:]) == [b"next"]
