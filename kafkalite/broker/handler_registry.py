@@ -93,11 +93,17 @@ def _mark(
 
 
 def api(
-    api_key: ApiKeys, min_version: int, max_version: int, *, forward: bool = False
+    api_key: ApiKeys,
+    min_version: int,
+    max_version: int,
+    *,
+    forward: bool = False,
+    decode: HandDecoder | None = None,
 ) -> Callable[[F], F]:
     """Mark a method as the client listener's handler of an API (``ApiKeys.PRODUCE``)
-    for the given version range."""
-    return _mark(Listener.CLIENT, api_key, min_version, max_version, forward)
+    for the given version range; ``decode``: its requests are read by hand where that
+    reads them."""
+    return _mark(Listener.CLIENT, api_key, min_version, max_version, forward, decode)
 
 
 def controller_api(

@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Callable
 
 from kafkalite.network.flow_control import WriteFlowControl
-from kafkalite.protocol.framing import FrameSplitter
+from kafkalite.protocol.framing import FrameSplitter, ReceivedFrame
 
 READ_AHEAD_BYTES = 1 << 17
 """Whole frames a connection may hold unread before it stops reading the socket (what
@@ -45,7 +45,7 @@ class FrameStream(WriteFlowControl, asyncio.BufferedProtocol):
         super().__init__()
         self._on_connected = on_connected
         self._splitter = FrameSplitter(max_frame_bytes)
-        self._frames: deque[bytes | memoryview] = deque()
+        self._frames: deque[ReceivedFrame] = deque()
         self._queued_bytes = 0
         self._reading_paused = False
         self._ended: Exception | None = None
@@ -98,7 +98,7 @@ class FrameStream(WriteFlowControl, asyncio.BufferedProtocol):
 
     # --- what the connection's task uses ----------------------------------------------
 
-    async def read_frame(self) -> bytes | memoryview:
+    async def read_frame(self) -> ReceivedFrame:
         """The next frame (without its size prefix). Raises ``ConnectionError`` when the
         peer closed or the connection was lost, ``FrameSizeError`` at a bad size; both
         once the frames before are taken."""

@@ -141,8 +141,9 @@ def _decode_request(
     header_schema = schema.__header_schema__
     try:
         # kio readers return (value, bytes consumed), not an end position.
-        header, header_size = entity_reader(header_schema)(frame, 0)
-        body, body_size = entity_reader(schema)(frame, header_size)
+        readable = _kio_readable(frame)
+        header, header_size = entity_reader(header_schema)(readable, 0)
+        body, body_size = entity_reader(schema)(readable, header_size)
     except Exception as exc:  # kio raises many types on garbage; all mean "malformed"
         raise MalformedRequestError(f"cannot decode {schema.__name__}: {exc}") from exc
     # Bytes after the body are ignored, as Kafka ignores them: librdkafka 2.0 ended its
@@ -227,13 +228,21 @@ def response_correlation_id(frame: ReceivedFrame) -> int:
     return int(_SIZE.unpack_from(frame, 0)[0])
 
 
-def decode_response(api_key: int, api_version: int, frame: ReceivedFrame) -> Any:
+def decode_response(api_key: int, api_version: int, frame: ReceivedFrame | memoryview) -> Any:
     """The body of a response frame (without its size prefix)."""
     schema = _response_schema(api_key, api_version)
     header_cls = ResponseHeaderV1 if _flexible_response(api_key, api_version) else ResponseHeaderV0
-    _, header_size = entity_reader(header_cls)(frame, 0)
-    body, _ = entity_reader(schema)(frame, header_size)
+    readable = _kio_readable(frame)
+    _, header_size = entity_reader(header_cls)(readable, 0)
+    body, _ = entity_reader(schema)(readable, header_size)
     return body
+
+
+def _kio_readable(frame: ReceivedFrame | memoryview) -> bytes | memoryview:
+    """kio reads bytes, or a read-only view: a big frame's buffer is writable."""
+    if isinstance(frame, bytes) or (isinstance(frame, memoryview) and frame.readonly):
+        return frame
+    return memoryview(frame).toreadonly()
 
 
 def _convert(kafka_type: str | None, value: Any) -> Any:

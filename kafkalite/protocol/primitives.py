@@ -26,7 +26,7 @@ def uvarint(value: int) -> bytes:
     return bytes(out)
 
 
-def read_uvarint(data: bytes, position: int) -> tuple[int, int]:
+def read_uvarint(data: bytes | bytearray | memoryview, position: int) -> tuple[int, int]:
     """The unsigned varint at ``position`` (at most five bytes: a length or a count) and
     the position after it; ``IndexError`` if ``data`` ends inside it."""
     value = shift = 0

@@ -179,7 +179,7 @@ def iter_batches(buf: bytes | memoryview) -> Iterator[tuple[int, RecordBatchHead
         pos += header.size_in_bytes
 
 
-def validate_produced(records: bytes) -> RecordBatchHeader:
+def validate_produced(records: bytes | memoryview) -> RecordBatchHeader:
     """The one batch a Produce request (v3+) carries for a partition, whole and intact.
 
     As Kafka's ``ProduceRequest.validateRecords``, the number of batches is checked before
@@ -204,7 +204,9 @@ def validate_produced(records: bytes) -> RecordBatchHeader:
     return _whole_and_intact(records, 0, header)  # its header parsed once
 
 
-def stamp(batch: bytearray, pos: int, base_offset: int, partition_leader_epoch: int) -> None:
+def stamp(
+    batch: bytearray | memoryview, pos: int, base_offset: int, partition_leader_epoch: int
+) -> None:
     """Patch the two fields the CRC does not cover, in place."""
     _INT64.pack_into(batch, pos, base_offset)
     _INT32.pack_into(batch, pos + 12, partition_leader_epoch)

@@ -141,7 +141,7 @@ def build_batch(
     return prefix + after_crc
 
 
-def recompress(batch: bytes, codec: int) -> bytes:
+def recompress(batch: bytes | memoryview, codec: int) -> bytes:
     """The same batch with its records compressed by ``codec`` (a topic's
     ``compression.type``): every header field is kept, the length and CRC are redone."""
     header = parse_header(batch, 0)

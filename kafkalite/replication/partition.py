@@ -214,7 +214,7 @@ class Partition:
 
     def append_records_to_leader(
         self,
-        records: bytes,
+        records: bytes | memoryview,
         required_acks: int,
         min_insync_replicas: int,
         origin: AppendOrigin = AppendOrigin.CLIENT,

@@ -174,7 +174,10 @@ class Log:
     # ---- appending -----------------------------------------------------------------
 
     def append_as_leader(
-        self, records: bytes, leader_epoch: int, origin: AppendOrigin = AppendOrigin.CLIENT
+        self,
+        records: bytes | memoryview,
+        leader_epoch: int,
+        origin: AppendOrigin = AppendOrigin.CLIENT,
     ) -> AppendInfo:
         """Validate the one batch produced for this partition, then write it (or nothing).
 
@@ -192,7 +195,13 @@ class Log:
             )
         self.leader_epoch_cache.assign(leader_epoch, self.log_end_offset)
         first = self.log_end_offset
-        data = bytearray(records)
+        # A batch in a buffer of its own (a big request's frame: ``protocol.framing``) gets
+        # its offsets there, and goes to the file from it; another is copied to be patched.
+        data: bytearray | memoryview
+        if isinstance(records, memoryview) and not records.readonly:
+            data = records
+        else:
+            data = bytearray(records)
         stamp(data, 0, first, leader_epoch)
         self._append_stamped(data)
         return AppendInfo(
@@ -229,7 +238,7 @@ class Log:
         self._append_stamped(records)
         return AppendInfo(first, expected - 1, -1, self.log_start_offset)
 
-    def _append_stamped(self, data: bytes | bytearray) -> None:
+    def _append_stamped(self, data: bytes | bytearray | memoryview) -> None:
         pos = 0
         while pos < len(data):
             header = parse_header(data, pos)

@@ -25,11 +25,11 @@ from kafkalite.storage.producer_state import AppendOrigin, ProducerStateManager
 
 
 def validate_leader_batch(
-    records: bytes,
+    records: bytes | memoryview,
     config: LogConfig,
     producer_state: ProducerStateManager,
     origin: AppendOrigin,
-) -> tuple[bytes, RecordBatchHeader]:
+) -> tuple[bytes | memoryview, RecordBatchHeader]:
     """The batch as it is to be written (recompressed if the topic says so) and its
     header; raises the storage error a client is to be answered with."""
     try:
@@ -55,7 +55,7 @@ def validate_leader_batch(
 
 
 def _check_control_batch(
-    records: bytes,
+    records: bytes | memoryview,
     header: RecordBatchHeader,
     producer_state: ProducerStateManager,
     origin: AppendOrigin,
@@ -68,7 +68,7 @@ def _check_control_batch(
     producer_state.check_marker(header, marker)
 
 
-def _check_keys(batch: bytes) -> None:
+def _check_keys(batch: bytes | memoryview) -> None:
     """A compacted topic keeps the latest value per key: a record without a key has no
     place in it (Kafka: INVALID_RECORD)."""
     try:

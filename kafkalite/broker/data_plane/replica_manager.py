@@ -186,7 +186,7 @@ class ReplicaManager:
         self,
         topic: str,
         index: int,
-        records: bytes | None,
+        records: bytes | memoryview | None,
         required_acks: int,
         origin: AppendOrigin = AppendOrigin.CLIENT,
     ) -> ProduceResult:

@@ -40,6 +40,7 @@ from kafkalite.metadata.image import MetadataImage
 from kafkalite.protocol.api_keys import ApiKeys
 from kafkalite.protocol.codec import EncodedResponse, millis
 from kafkalite.protocol.errors import ErrorCode, KafkaError
+from kafkalite.protocol.produce_request import decode_produce_request
 from kafkalite.protocol.produce_response import encode_produce_response
 from kafkalite.protocol.record_batch import RecordBatchHeader, parse_header
 from kafkalite.storage.errors import StorageError
@@ -149,7 +150,7 @@ class ProduceApi:
             for tp in opening
         }
 
-    @api(ApiKeys.PRODUCE, 3, 12)
+    @api(ApiKeys.PRODUCE, 3, 12, decode=decode_produce_request)
     async def produce(self, ctx: RequestContext, request: Any) -> Any:
         replicas = self._replicas
         acks = int(request.acks)
