@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import struct
+from collections.abc import Callable
 from typing import Any
 
 from kafkalite.network.flow_control import WriteFlowControl
@@ -65,12 +66,24 @@ class PeerConnection:
     def address(self) -> str:
         return f"{self.host}:{self.port}"
 
-    async def request(self, body: Any, timeout_s: float, correlation_id: int | None = None) -> Any:
-        """Send a kio request entity and return the decoded response body."""
+    async def request(
+        self,
+        body: Any,
+        timeout_s: float,
+        correlation_id: int | None = None,
+        read: Callable[[ReceivedFrame], Any | None] | None = None,
+    ) -> Any:
+        """Send a kio request entity and return the decoded response body: read by
+        ``read`` where that reads it (a hand reader), else by kio."""
         cid = next(self._ids) if correlation_id is None else correlation_id
         frame = encode_request(body, cid, self.client_id)
         response = await self._round_trip(cid, frame, timeout_s)
-        return decode_response(body.__api_key__, body.__version__, response)
+        answer = None if read is None else read(response)
+        return (
+            answer
+            if answer is not None
+            else decode_response(body.__api_key__, body.__version__, response)
+        )
 
     async def forward(self, frame: ReceivedFrame, timeout_s: float) -> bytes:
         """Send a client's request frame (no size prefix) as is and return the response

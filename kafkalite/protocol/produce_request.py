@@ -35,20 +35,14 @@ from types import ModuleType
 from typing import Any
 
 from kafkalite.protocol.codec import Request
+from kafkalite.protocol.frame_reader import INT32, UNREADABLE, FrameReader, Unread
 from kafkalite.protocol.framing import ReceivedFrame
-from kafkalite.protocol.primitives import read_uvarint
 
 PRODUCE = 0
 MIN_VERSION, MAX_VERSION = 3, 12
 FIRST_FLEXIBLE = 9
 _HEADER = struct.Struct(">hhih")  # api_key, api_version, correlation_id, client_id size
-_INT16 = struct.Struct(">h")
-_INT32 = struct.Struct(">i")
 _ACKS_AND_TIMEOUT = struct.Struct(">hi")
-
-
-class _Unread(Exception):
-    """A shape left to kio."""
 
 
 @cache
@@ -61,17 +55,17 @@ def decode_produce_request(frame: ReceivedFrame) -> Request | None:
     must read it."""
     try:
         return _decode(frame)
-    except (_Unread, struct.error, IndexError, ValueError):  # UnicodeDecodeError among them
+    except (Unread, *UNREADABLE):
         return None
 
 
 def _decode(frame: ReceivedFrame) -> Request:
     api_key, version, correlation_id, client_id_size = _HEADER.unpack_from(frame, 0)
     if api_key != PRODUCE or not MIN_VERSION <= version <= MAX_VERSION:
-        raise _Unread
+        raise Unread
     if client_id_size < -1:
-        raise _Unread
-    reader = _Reader(frame, _HEADER.size, version >= FIRST_FLEXIBLE)
+        raise Unread
+    reader = FrameReader(frame, _HEADER.size, version >= FIRST_FLEXIBLE)
     client_id = None if client_id_size == -1 else reader.text(client_id_size)
     reader.no_tags()
     transactional_id = reader.string(nullable=True)
@@ -82,7 +76,7 @@ def _decode(frame: ReceivedFrame) -> Request:
         name = reader.string(nullable=False)
         partitions: list[Any] = []
         for _ in range(reader.count()):
-            (index,) = reader.fixed(_INT32)
+            (index,) = reader.fixed(INT32)
             records = reader.records()
             reader.no_tags()
             partitions.append(schema.PartitionProduceData(index=index, records=records))
@@ -96,65 +90,3 @@ def _decode(frame: ReceivedFrame) -> Request:
         topic_data=tuple(topics),
     )
     return Request(PRODUCE, version, correlation_id, client_id, body, len(frame) - reader.position)
-
-
-class _Reader:
-    """A position in the frame, and the encodings of its version: compact (flexible) or
-    classic lengths and counts."""
-
-    def __init__(self, frame: ReceivedFrame, position: int, flexible: bool) -> None:
-        self.frame = frame
-        self.view = memoryview(frame)
-        self.position = position
-        self.flexible = flexible
-
-    def fixed(self, layout: struct.Struct) -> tuple[Any, ...]:
-        values = layout.unpack_from(self.frame, self.position)
-        self.position += layout.size
-        return values
-
-    def _length(self, classic: struct.Struct) -> int:
-        """A length or count: -1 for null (no other negative one is read here)."""
-        if self.flexible:
-            value, self.position = read_uvarint(self.frame, self.position)
-            return value - 1
-        value = int(self.fixed(classic)[0])
-        if value < -1:
-            raise _Unread
-        return value
-
-    def _slice(self, size: int) -> memoryview:
-        end = self.position + size
-        if end > len(self.frame):
-            raise _Unread
-        piece = self.view[self.position : end]
-        self.position = end
-        return piece
-
-    def text(self, size: int) -> str:
-        return str(self._slice(size), "utf-8")
-
-    def string(self, nullable: bool) -> str | None:
-        size = self._length(_INT16)
-        if size < 0:
-            if nullable:
-                return None
-            raise _Unread
-        return self.text(size)
-
-    def count(self) -> int:
-        count = self._length(_INT32)
-        if count < 0:
-            raise _Unread
-        return count
-
-    def records(self) -> memoryview | None:
-        size = self._length(_INT32)
-        return None if size < 0 else self._slice(size)
-
-    def no_tags(self) -> None:
-        """A tagged-field section, where it has one: it must be empty."""
-        if self.flexible:
-            if self.frame[self.position] != 0:
-                raise _Unread
-            self.position += 1

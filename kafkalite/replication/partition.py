@@ -145,7 +145,7 @@ class Partition:
 
     # ---- follower --------------------------------------------------------------------
 
-    def append_as_follower(self, records: bytes, leader_high_watermark: int) -> int:
+    def append_as_follower(self, records: bytes | memoryview, leader_high_watermark: int) -> int:
         """Append what the leader sent (offsets and epochs as the leader wrote them) and
         follow its high watermark, which a follower can never be ahead of its own log
         end. Returns the number of bytes appended."""
@@ -159,7 +159,9 @@ class Partition:
         )
         return len(records)
 
-    def _start_at_straddling_batch(self, records: bytes, exc: UnexpectedAppendOffsetError) -> None:
+    def _start_at_straddling_batch(
+        self, records: bytes | memoryview, exc: UnexpectedAppendOffsetError
+    ) -> None:
         """The leader's log start lies inside a batch (DeleteRecords to the middle of one):
         an empty follower, told to start there, is sent the whole batch, as every reader
         is. Kafka's ``appendRecordsToFollowerOrFutureReplica``: the log restarts at the

@@ -211,7 +211,7 @@ class Log:
             self.log_start_offset,
         )
 
-    def append_as_follower(self, records: bytes) -> AppendInfo:
+    def append_as_follower(self, records: bytes | memoryview) -> AppendInfo:
         """Batches that already carry offsets and epochs, as the leader wrote them. Gaps
         between them are fine (a compacted leader's log); overlaps are not. A first batch
         that begins below the log end raises ``UnexpectedAppendOffsetError``: the one case

@@ -47,6 +47,7 @@ from kafkalite.metadata.image import MetadataImage
 from kafkalite.network.client import PeerConnection, PeerTimeoutError, PeerUnavailableError
 from kafkalite.protocol.codec import build
 from kafkalite.protocol.errors import ErrorCode
+from kafkalite.protocol.fetch_response_reader import read_fetch_response
 from kafkalite.replication.partition import Partition
 from kafkalite.replication.truncation import truncation_offset
 from kafkalite.storage.errors import StorageError
@@ -335,7 +336,7 @@ class ReplicaFetcher:
         self._fetching = True
         try:
             response = await self.connection.request(
-                request, max_wait_ms / 1000 + self.request_timeout_s
+                request, max_wait_ms / 1000 + self.request_timeout_s, read=read_fetch_response
             )
         finally:
             self._fetching = False
@@ -384,7 +385,7 @@ class ReplicaFetcher:
 
     def _process_partition_data(self, key: TopicPartition, local: Partition, answer: Any) -> None:
         """Append what the leader sent, then follow its high watermark and log start."""
-        local.append_as_follower(bytes(answer.records or b""), int(answer.high_watermark))
+        local.append_as_follower(answer.records or b"", int(answer.high_watermark))
         if local.follow_log_start_offset(int(answer.log_start_offset)):
             self.emit(
                 EventType.LOG_START_ADVANCED,

@@ -44,7 +44,7 @@ class LeaderLearningLate:
     def __init__(self) -> None:
         self.fetched_at: dict[tuple[str, int], list[float]] = defaultdict(list)
 
-    async def request(self, body: Any, timeout_s: float) -> Any:
+    async def request(self, body: Any, timeout_s: float, read: Any = None) -> Any:
         loop = asyncio.get_running_loop()
         asked = [(t.topic, int(p.partition)) for t in body.topics for p in t.partitions]
         for key in asked:

@@ -33,7 +33,7 @@ class LeaderWithData:
     def __init__(self) -> None:
         self.fetched: dict[tuple[str, int], int] = defaultdict(int)
 
-    async def request(self, body: Any, timeout_s: float) -> Any:
+    async def request(self, body: Any, timeout_s: float, read: Any = None) -> Any:
         await asyncio.sleep(0.001)
         order = sorted(
             ((t.topic, int(p.partition)) for t in body.topics for p in t.partitions),

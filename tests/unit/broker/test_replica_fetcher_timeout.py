@@ -39,7 +39,7 @@ class SilentLink:
     def __init__(self) -> None:
         self.happened: list[str] = []
 
-    async def request(self, body: Any, timeout_s: float) -> Any:
+    async def request(self, body: Any, timeout_s: float, read: Any = None) -> Any:
         self.happened.append("request")
         if len(self.happened) == 1:
             raise PeerTimeoutError("127.0.0.1:1 did not answer in 15.0s")
@@ -71,7 +71,7 @@ class SlowLink:
         self.round_trip_s = 2 * one_way_s
         self.happened: list[str] = []
 
-    async def request(self, body: Any, timeout_s: float) -> Any:
+    async def request(self, body: Any, timeout_s: float, read: Any = None) -> Any:
         truncation = isinstance(body, OffsetForLeaderEpochRequest)
         self.happened.append("truncation" if truncation else "fetch")
         try:
