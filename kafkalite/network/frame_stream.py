@@ -12,7 +12,7 @@ asked to stop (``pause_writing``), which is when a peer does not read.
 
 Back-pressure both ways, as with streams: reading pauses once more than
 ``READ_AHEAD_BYTES`` of whole frames wait to be taken (so at most that, the frame being
-read and a 64 KiB read buffer are held; a client that sends faster than its requests are
+read and a 256 KiB read buffer are held; a client that sends faster than its requests are
 served is held at TCP), and resumes as they are taken; a connection's task writes
 nothing more while its peer does not read.
 """

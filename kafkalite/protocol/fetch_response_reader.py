@@ -51,7 +51,10 @@ _ABORTED = struct.Struct(">qq")  # producer_id, first_offset
 
 def read_fetch_response(frame: ReceivedFrame) -> Any | None:
     """The Fetch v12 response body in ``frame`` (without its size prefix), or ``None``
-    when kio must read it."""
+    when kio must read it: also every answer small enough to have been copied out of its
+    read (``bytes``: nothing much to copy, and kio's compiled reader is quicker)."""
+    if not isinstance(frame, bytearray):
+        return None
     try:
         return _read(frame)
     except (Unread, *UNREADABLE):

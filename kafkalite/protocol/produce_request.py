@@ -4,8 +4,9 @@ a view of the frame instead of a copy.
 kio reads every partition's records into a new ``bytes``: a copy of each produced MB on
 its way to the log (2.6 % of three brokers' CPU under RF 3 acks=all, perf, 2026-11-30).
 Here the records are a slice of the frame: of the buffer a big frame was read into
-(``protocol.framing``), which the leader then patches in place with the batch's offsets
-and writes to the segment file (``storage.log``), the bytes copied by no one in between.
+(``protocol.framing``; a smaller one is kio's), which the leader then patches in place
+with the batch's offsets and writes to the segment file (``storage.log``), the bytes
+copied by no one in between.
 Every other field is what kio reads, in kio's classes. A frame of a shape not read here
 (a version outside 3-12, tagged fields, a null or negative count, bytes cut short or
 left over in a section) is left to kio: ``None``.
@@ -52,7 +53,11 @@ def _schema(version: int) -> ModuleType:
 
 def decode_produce_request(frame: ReceivedFrame) -> Request | None:
     """The Produce request in ``frame`` (without its size prefix), or ``None`` when kio
-    must read it."""
+    must read it: also every frame small enough to have been copied out of its read
+    (``bytes``), whose copy is cheap and which kio's compiled reader reads in a third of
+    the time (1.8 against 5.9 us for one record, 3.1 against 6.0 for 64 KiB)."""
+    if not isinstance(frame, bytearray):
+        return None
     try:
         return _decode(frame)
     except (Unread, *UNREADABLE):

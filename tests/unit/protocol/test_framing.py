@@ -112,30 +112,38 @@ def test_a_frame_sent_a_byte_at_a_time_is_gathered() -> None:
 
 
 @given(
-    payloads=st.lists(st.binary(max_size=40_000), min_size=1, max_size=4),
-    cuts=st.lists(st.integers(0, 160_000), max_size=12),
+    sizes=st.lists(st.integers(0, 400_000), min_size=1, max_size=4),
+    cuts=st.lists(st.integers(0, 1_600_000), max_size=12),
 )
 @settings(max_examples=50, deadline=None)
-def test_big_and_small_reads_mixed_give_the_same_frames(
-    payloads: list[bytes], cuts: list[int]
-) -> None:
-    """Frames above and below ``BIG_FRAME_BYTES``: read into buffers of their own, and
-    split out of the scratch buffer."""
-    assert_split_back(payloads, cuts, 40_000)
+def test_big_and_small_frames_mixed_give_the_same_frames(sizes: list[int], cuts: list[int]) -> None:
+    """Frames above and below ``BIG_FRAME_BYTES`` (and the scratch buffer's size): read
+    into buffers of their own, and split out of the scratch buffer."""
+    payloads = [bytes([n % 251]) * n for n in sizes]
+    assert_split_back(payloads, cuts, 400_000)
 
 
 def test_a_big_frame_is_read_straight_into_a_buffer_of_its_own() -> None:
     """Its first bytes come in the scratch buffer; the next read is offered the rest of
     the frame and no more, and the frame is handed on as that buffer."""
     splitter = FrameSplitter(1 << 20)
-    data = framed(b"y" * 100_000) + framed(b"next")
+    data = framed(b"y" * 200_000) + framed(b"next")
     assert feed(splitter, data[:1000]) == []
     assert splitter.buffered == 1000
     buffer = splitter.buffer()
-    assert len(buffer) == 100_004 - 1000
-    buffer[:] = data[1000:100_004]
+    assert len(buffer) == 200_004 - 1000
+    buffer[:] = data[1000:200_004]
     (frame,) = splitter.received(len(buffer))
     assert isinstance(frame, bytearray)
-    assert frame == b"y" * 100_000
+    assert frame == b"y" * 200_000
     assert splitter.buffered == 0
-    assert feed(splitter, data[100_004:]) == [b"next"]
+    assert feed(splitter, data[200_004:]) == [b"next"]
+
+
+def test_frames_below_the_big_size_come_several_to_a_read() -> None:
+    splitter = FrameSplitter(1 << 20)
+    batches = [bytes([i]) * 65_536 for i in range(3)]
+    buffer = splitter.buffer()
+    data = framed(*batches)
+    buffer[: len(data)] = data
+    assert splitter.received(len(data)) == batches
