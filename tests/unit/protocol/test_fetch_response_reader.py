@@ -15,6 +15,7 @@ from kio.schema.fetch.v12 import response as schema
 
 from kafkalite.protocol.codec import decode_response, encode_response
 from kafkalite.protocol.fetch_response_reader import VERSION, read_fetch_response
+from tests.support.damaged_frames import damaged
 
 pytestmark = pytest.mark.unit
 
@@ -91,25 +92,15 @@ def test_a_response_with_a_tagged_field_is_left_to_kio(body: Any) -> None:
     assert read_fetch_response(bytearray(frame_of(body))) is None
 
 
-@given(
-    body=responses(),
-    cut=st.integers(0, 300),
-    flip=st.tuples(st.integers(0, 300), st.integers(0, 255)),
-    more=st.binary(max_size=3),
-)
+@given(body=responses(), data=st.data())
 @settings(max_examples=300, deadline=None)
 def test_a_damaged_frame_is_read_as_kio_reads_it_or_left_to_kio(
-    body: Any, cut: int, flip: tuple[int, int], more: bytes
+    body: Any, data: st.DataObject
 ) -> None:
-    frame = frame_of(body)
-    damaged = bytearray(frame[: max(cut, 4)] if cut < len(frame) else frame)
-    position, value = flip
-    if position < len(damaged):
-        damaged[position] = value
-    damaged += more
-    hand = read_fetch_response(damaged)
+    altered = data.draw(damaged(frame_of(body)))
+    hand = read_fetch_response(altered)
     if hand is not None:
-        assert hand == kio_reading(bytes(damaged))
+        assert hand == kio_reading(bytes(altered))
 
 
 def test_records_are_a_view_of_the_frame() -> None:
