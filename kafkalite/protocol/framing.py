@@ -38,6 +38,11 @@ SCRATCH_BYTES = 256 * 1024
 """A connection's buffer for reads of frames that fit in it: what one read takes at most
 while no big frame is being read, as asyncio's own reads (the memory is touched only as
 far as reads fill it)."""
+EAGER_FRAME_BYTES = 4 * 1024 * 1024
+"""A big frame's buffer is made at most this big before its bytes arrive, then doubled as
+they come: a peer that announces a frame of ``socket.request.max.bytes`` (100 MiB) and
+sends nothing more holds 4 MiB of the broker's memory, not 100 (Kafka allocates the whole
+frame at once; a student's stray bytes on the port should not cost that)."""
 BIG_FRAME_BYTES = 128 * 1024
 """A frame of this size or more is read straight into a buffer of its own. Smaller ones
 come several to a read (a producer's 64 KiB batches, 16 in flight: one read each would
@@ -69,8 +74,10 @@ class FrameSplitter:
         self._end = 0
         """Where the bytes read into ``_scratch`` end."""
         self._frame: bytearray | None = None
-        """The big frame being read into a buffer of its own, and how much of it is in."""
+        """The big frame being read into a buffer of its own, how much of it is in, and
+        its size (the buffer may still be smaller: ``EAGER_FRAME_BYTES``)."""
         self._filled = 0
+        self._size = 0
         self.error: FrameSizeError | None = None
         """Set at the first size out of bounds: the stream ends there, and whatever
         follows it is ignored."""
@@ -84,8 +91,11 @@ class FrameSplitter:
 
     def buffer(self) -> memoryview:
         """Where the next read is to go: never empty."""
-        if self._frame is not None:
-            return memoryview(self._frame)[self._filled :]
+        frame = self._frame
+        if frame is not None:
+            if self._filled == len(frame):  # grown here: no view of it is held any more
+                frame += bytes(min(len(frame), self._size - len(frame)))
+            return memoryview(frame)[self._filled :]
         if not self._scratch:
             self._scratch = bytearray(SCRATCH_BYTES)
         if self.error is not None:
@@ -99,7 +109,7 @@ class FrameSplitter:
         frame = self._frame
         if frame is not None:
             self._filled += nbytes
-            if self._filled < len(frame):
+            if self._filled < self._size:
                 return []
             self._frame = None
             return [frame]
@@ -121,9 +131,9 @@ class FrameSplitter:
                 position = start + size
             elif size >= BIG_FRAME_BYTES:  # the rest goes straight into its own buffer
                 got = end - start
-                frame = bytearray(size)
+                frame = bytearray(min(size, EAGER_FRAME_BYTES))
                 frame[:got] = view[start:end]
-                self._frame, self._filled = frame, got
+                self._frame, self._filled, self._size = frame, got, size
                 self._start = self._end = 0
                 return frames
             else:

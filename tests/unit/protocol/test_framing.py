@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafkalite.protocol.framing import FrameSizeError, FrameSplitter
+from kafkalite.protocol.framing import EAGER_FRAME_BYTES, FrameSizeError, FrameSplitter
 
 pytestmark = pytest.mark.unit
 
@@ -23,10 +23,10 @@ def feed(splitter: FrameSplitter, data: bytes) -> list[bytes]:
     splitter gives, each filled as far as ``data`` goes."""
     frames: list[bytes] = []
     while data:
-        buffer = splitter.buffer()
-        assert len(buffer) > 0
-        n = min(len(buffer), len(data))
-        buffer[:n] = data[:n]
+        with splitter.buffer() as buffer:  # released, as the loop's is, before the next
+            assert len(buffer) > 0
+            n = min(len(buffer), len(data))
+            buffer[:n] = data[:n]
         frames += [bytes(frame) for frame in splitter.received(n)]
         data = data[n:]
     return frames
@@ -147,3 +147,17 @@ def test_frames_below_the_big_size_come_several_to_a_read() -> None:
     data = framed(*batches)
     buffer[: len(data)] = data
     assert splitter.received(len(data)) == batches
+
+
+def test_a_huge_frame_announced_takes_memory_as_its_bytes_come() -> None:
+    """A peer that sends the size of a 100 MiB frame and nothing more holds
+    ``EAGER_FRAME_BYTES`` of memory, not the frame's size; a frame that big, sent, comes
+    out whole."""
+    splitter = FrameSplitter(100 << 20)
+    assert feed(splitter, struct.pack(">i", 100 << 20)) == []
+    with splitter.buffer() as buffer:
+        assert len(buffer) == EAGER_FRAME_BYTES
+    payload = bytes(range(256)) * (9 * 4096 + 1)  # 9 MiB and a bit: doubled twice
+    data = framed(payload) + framed(b"after")
+    splitter = FrameSplitter(100 << 20)
+    assert feed(splitter, data) == [payload, b"after"]
