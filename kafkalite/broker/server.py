@@ -263,7 +263,8 @@ class KafkaServer:
         return request, handler
 
     def _read_by_hand(self, frame: ReceivedFrame) -> Request | None:
-        """The request, if its handler reads it by hand and that reads it (a quorum Fetch)."""
+        """The request, if its handler reads it by hand and that reads it (a quorum Fetch,
+        a Produce read into a buffer of its own)."""
         if not self._hand_decoders or len(frame) < _API_KEY_AND_VERSION.size:
             return None
         decode = self._hand_decoders.get(_API_KEY_AND_VERSION.unpack_from(frame)[0])

@@ -8,7 +8,7 @@ import datetime
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from kio.schema.errors import ErrorCode
 from kio.schema.fetch.v12 import response as schema
@@ -87,8 +87,7 @@ def test_any_response_is_read_as_kio_reads_it(body: Any) -> None:
 @given(body=responses(tagged=True))
 @settings(max_examples=50, deadline=None)
 def test_a_response_with_a_tagged_field_is_left_to_kio(body: Any) -> None:
-    if not any(t.partitions for t in body.responses):
-        return  # no partition, no tagged field
+    assume(any(t.partitions for t in body.responses))  # no partition, no tagged field
     assert read_fetch_response(bytearray(frame_of(body))) is None
 
 
