@@ -10,9 +10,10 @@ Order on the wire is what matters. The transport queues what the socket does not
 once; a slice may go straight to the socket only when that queue is empty, else it would
 overtake bytes written before it. So a slice is sent directly while the queue is empty
 and the socket takes it, and what is left goes through ``loop.sendfile``, which waits for
-the queue to drain and for the socket to take more. A slice whose file has shrunk since
-the read (the log was truncated meanwhile) cannot be sent whole: the frame would be cut
-short, so the connection is closed, as Kafka closes it.
+the queue to drain and for the socket to take more. The parts of an answer with slices
+are written corked (``FrameStream.cork``), so that they leave together. A slice whose
+file has shrunk since the read (the log was truncated meanwhile) cannot be sent whole:
+the frame would be cut short, so the connection is closed, as Kafka closes it.
 """
 
 from __future__ import annotations
@@ -33,30 +34,44 @@ class TruncatedFileError(ConnectionError):
 
 
 async def send_frame(writer: FrameStream, frame: Frame) -> None:
-    """Write ``frame`` (bytes, or parts), then wait until the transport can take more.
-    Consecutive byte parts go in one write (one ``send``), not one each."""
+    """Write ``frame`` (bytes, or parts), then wait until the transport can take more."""
     if isinstance(frame, bytes):
         writer.write(frame)
     else:
         try:
-            pending: list[bytes | bytearray | memoryview] = []
-            for part in frame:
-                if isinstance(part, FileRecords):
-                    if pending:
-                        writer.write(b"".join(pending))
-                        pending.clear()
-                    await _send_file(writer, part)
-                elif isinstance(part, bytes | bytearray | memoryview):
-                    pending.append(part)
-                else:
-                    raise TypeError(f"cannot send a {type(part).__name__}")
-            if pending:
-                writer.write(b"".join(pending))
+            await _send_parts(writer, frame)
         finally:
             for part in frame:
                 if isinstance(part, FileRecords):
                     part.close()
     await writer.drain()
+
+
+async def _send_parts(writer: FrameStream, parts: list[bytes | Sized]) -> None:
+    """Consecutive byte parts go in one write (one ``send``), not one each. From the
+    first file slice on the stream is corked: the answer leaves as one, not as a segment
+    a part (``FrameStream.cork``)."""
+    pending: list[bytes | bytearray | memoryview] = []
+    corked = False
+    try:
+        for part in parts:
+            if isinstance(part, FileRecords):
+                if not corked:
+                    writer.cork()
+                    corked = True
+                if pending:
+                    writer.write(b"".join(pending))
+                    pending.clear()
+                await _send_file(writer, part)
+            elif isinstance(part, bytes | bytearray | memoryview):
+                pending.append(part)
+            else:
+                raise TypeError(f"cannot send a {type(part).__name__}")
+        if pending:
+            writer.write(b"".join(pending))
+    finally:
+        if corked:
+            writer.uncork()
 
 
 def frame_bytes(frame: Frame) -> bytes:
@@ -83,10 +98,10 @@ async def _send_file(writer: FrameStream, records: FileRecords) -> None:
         raise ConnectionResetError("the connection closed before the records were sent")
     offset, remaining = records.position, records.size
     if transport.get_write_buffer_size() == 0:
-        sock = transport.get_extra_info("socket")
+        out = writer.socket.fileno()
         try:
             while remaining:
-                sent = os.sendfile(sock.fileno(), records.fd, offset, remaining)
+                sent = os.sendfile(out, records.fd, offset, remaining)
                 if sent == 0:
                     raise TruncatedFileError(f"{records} was cut short while being sent")
                 offset += sent
