@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from bench.common import sigterm_unwinds
 from kafkalite.cluster import Cluster
 from tests.support.ports import free_base_port
 
@@ -40,7 +41,7 @@ def git(*args: str) -> str:
 @contextlib.contextmanager
 def worktree(commit: str) -> Iterator[Path]:
     """A detached git worktree of ``commit``, removed afterwards."""
-    with tempfile.TemporaryDirectory(prefix="kafkalite-baseline-") as tmp:
+    with sigterm_unwinds(), tempfile.TemporaryDirectory(prefix="kafkalite-baseline-") as tmp:
         path = Path(tmp) / "tree"
         git("worktree", "add", "--detach", str(path), commit)
         try:
@@ -61,7 +62,7 @@ def cluster_of(
     it, in a Python whose working directory is ``tree`` (the package is imported from
     there), since how brokers are launched changes between commits too. This process
     attaches to it: signals and ``/state`` are the same for every version."""
-    with tempfile.TemporaryDirectory(prefix="kafkalite-bench-") as tmp:
+    with sigterm_unwinds(), tempfile.TemporaryDirectory(prefix="kafkalite-bench-") as tmp:
         start = (
             "import json, sys; from pathlib import Path; from kafkalite.cluster import Cluster; "
             "Cluster.up(Path(sys.argv[1]), brokers=int(sys.argv[2]), base_port=int(sys.argv[3]), "

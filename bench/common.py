@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,8 +38,24 @@ def describe_or_run(module: str, doc: str | None) -> None:
 
 
 @contextlib.contextmanager
+def sigterm_unwinds() -> Iterator[None]:
+    """While a benchmark holds processes and directories of its own (clusters, a baseline's
+    worktree), SIGTERM, what ``timeout`` and ``kill`` send, unwinds its stack as Ctrl-C
+    does, so that they are stopped and removed: by default it ends the benchmark at once
+    and leaves its brokers running, nobody's. (Signals are the main thread's only.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
 def bench_cluster(brokers: int = 1, configs: dict[str, str] | None = None) -> Iterator[Cluster]:
-    with tempfile.TemporaryDirectory(prefix="kafkalite-bench-") as tmp:
+    with sigterm_unwinds(), tempfile.TemporaryDirectory(prefix="kafkalite-bench-") as tmp:
         cluster = Cluster.up(
             Path(tmp), brokers=brokers, base_port=free_base_port(brokers), configs=configs or {}
         )

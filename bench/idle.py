@@ -32,7 +32,7 @@ from typing import Any
 
 import psutil
 
-from bench.common import bench_cluster, record
+from bench.common import bench_cluster, record, sigterm_unwinds
 from bench.failover import sigkill
 from kafkalite.cluster import Cluster
 from kafkalite.events import EventType
@@ -137,8 +137,7 @@ def idle_clusters(count: int) -> Iterator[list[Cluster]]:
 
 def hold(count: int) -> None:
     """``count`` idle clusters holding a lab's topics, until SIGINT or SIGTERM."""
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
-    with idle_clusters(count) as clusters:
+    with sigterm_unwinds(), idle_clusters(count) as clusters:
         for cluster in clusters:
             create_lab_topics(cluster)
         time.sleep(SETTLE_S)  # start-up work (metadata replay, registrations) is not idle load
