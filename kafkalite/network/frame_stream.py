@@ -67,7 +67,8 @@ class FrameStream(WriteFlowControl, asyncio.BufferedProtocol):
         self._closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.transport: asyncio.Transport
         self.socket: TransportSocket
-        self._corkable = False
+        self._cork: int | None = None
+        """``TCP_CORK`` where the socket has it (TCP on Linux), else None."""
 
     # --- asyncio.BufferedProtocol's callbacks -------------------------------------------------
 
@@ -75,10 +76,8 @@ class FrameStream(WriteFlowControl, asyncio.BufferedProtocol):
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
         self.socket = transport.get_extra_info("socket")
-        self._corkable = TCP_CORK is not None and self.socket.family in (
-            socket.AF_INET,
-            socket.AF_INET6,
-        )
+        if self.socket.family in (socket.AF_INET, socket.AF_INET6):
+            self._cork = TCP_CORK
         self._on_connected(self)
 
     def get_buffer(self, sizehint: int) -> memoryview:
@@ -156,18 +155,16 @@ class FrameStream(WriteFlowControl, asyncio.BufferedProtocol):
     def cork(self) -> None:
         """Hold what is written from now on in the kernel until ``uncork``, to go as few
         segments as fit it (see the module's docstring)."""
-        if self._corkable:
-            self._set_cork(1)
+        self._set_cork(1)
 
     def uncork(self) -> None:
         """Send what ``cork`` held, now."""
-        if self._corkable:
-            self._set_cork(0)
+        self._set_cork(0)
 
     def _set_cork(self, on: int) -> None:
-        assert TCP_CORK is not None
-        with contextlib.suppress(OSError):  # closed meanwhile: nothing is held any more
-            self.socket.setsockopt(socket.IPPROTO_TCP, TCP_CORK, on)
+        if self._cork is not None:
+            with contextlib.suppress(OSError):  # closed meanwhile: nothing is held any more
+                self.socket.setsockopt(socket.IPPROTO_TCP, self._cork, on)
 
     def is_closing(self) -> bool:
         return self.transport.is_closing()
