@@ -78,7 +78,8 @@ async def answering(tmp_path: Path) -> AsyncIterator[tuple[int, list[Answer]]]:
 
 def records_file(tmp_path: Path, size: int) -> Path:
     path = tmp_path / "00000000000000000000.log"
-    path.write_bytes(bytes(i % 251 for i in range(size)))
+    # varied bytes: a slice sent from the wrong place shows
+    path.write_bytes((bytes(range(251)) * (size // 251 + 1))[:size])
     return path
 
 
