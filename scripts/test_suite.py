@@ -1,18 +1,20 @@
 """The whole test suite as ``make test`` runs it: the slow groups beside the rest.
 
 Notebooks, the browser, the labs' lessons, Spark, containers and the autograder each run as
-their own pytest process, in three lanes side by side: the main suite (on two xdist
-workers), then the notebooks and the browser; the autograder, then every lab three times
-in order on one cluster (its lessons must hold each time), then the heavy tests (CPU
-starvation on every core, a coordinator loading a partition of 120,000 transactions: they
-load the machine on purpose, so never beside the main suite's timing-bound tests or the
-labs' faults, and they come when the other lanes are mostly done); containers, then Spark.
-More at once only made each slower: on two cores, five groups at once drove the load
-average past 60 and timing-bound tests (failure detection, Spark's start-up) failed for
-want of CPU. Every group's marker expression excludes the groups before it, so no test
-runs twice. Each group's output goes to ``.test-logs/<group>.log``; this prints a line as
-each group ends, then the summary of every group that failed, and exits non-zero if any
-did (or ran past its time bound, or collected nothing).
+their own pytest process, in four lanes side by side: the main suite (on two xdist
+workers), then the notebooks and the browser; the autograder; every lab three times in
+order on one cluster (its lessons must hold each time: mostly waiting on the lab's own
+timeouts, it keeps a third of a core busy, so it starts at once rather than after the
+autograder, where it ran alone on an idle machine for ten minutes); containers, then Spark.
+Then, alone, the heavy tests (CPU starvation on every core, a coordinator loading a
+partition of 120,000 transactions: they load the machine on purpose, so never beside the
+main suite's timing-bound tests or the labs' faults). More at once only made each slower:
+on two cores, five groups at once drove the load average past 60 and timing-bound tests
+(failure detection, Spark's start-up) failed for want of CPU. Every group's marker
+expression excludes the groups before it, so no test runs twice. Each group's output goes
+to ``.test-logs/<group>.log``; this prints a line as each group ends, then the summary of
+every group that failed, and exits non-zero if any did (or ran past its time bound, or
+collected nothing).
 
     python scripts/test_suite.py [GROUP ...]     # default: every group
 """
@@ -45,12 +47,13 @@ class Group:
     markers: str  # this group's tests, before the earlier groups are excluded
     lane: int  # groups of one lane run one after the other; lanes run side by side
     workers: int = 0  # xdist workers; 0: one process
+    alone: bool = False  # after every other group has ended, with the machine to itself
 
 
 SLOW_GROUPS = [
     Group("grader", "grader", lane=1, workers=2),  # gradings wait on rebalances and kills
-    Group("lessons", "lessons", lane=1),
-    Group("heavy", "heavy", lane=1),
+    Group("lessons", "lessons", lane=3),
+    Group("heavy", "heavy", lane=1, alone=True),
     Group("containers", "containers", lane=2),
     Group("spark", "spark", lane=2),
 ]
@@ -197,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _interrupted)  # stopped from outside: stop the groups too
     groups = [g for g in ORDER if g.name in args.groups]
     print(f"running {', '.join(g.name for g in groups)} (logs in {LOGS})", flush=True)
-    ended = run_lanes(groups)
+    ended = run_lanes([g for g in groups if not g.alone])
+    ended += run_lanes([g for g in groups if g.alone])
     failed = [(run, code) for run, code in ended if code != 0]
     for run, _ in failed:
         print(f"\n===== {run.group.name}: {run.log} =====\n{summary(run.log)}")
