@@ -72,7 +72,8 @@ def marker_expression(group: Group, earlier: list[Group]) -> str:
 
 
 def command(group: Group, earlier: list[Group]) -> list[str]:
-    args = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
+    # the slowest tests at the end of each log: where the suite's time goes, run by run
+    args = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--durations=15"]
     expression = marker_expression(group, earlier)
     if expression:
         args += ["-m", expression]
