@@ -5,8 +5,7 @@ their own pytest process, in four lanes side by side: the main suite (on two xdi
 workers), then the notebooks and the browser; the autograder; every lab three times in
 order on one cluster (its lessons must hold each time: mostly waiting on the lab's own
 timeouts, it keeps a third of a core busy, so it starts at once rather than after the
-autograder, where it ran alone on an idle machine for ten minutes; it is the longest, and
-the other groups run beside it at a lower priority, ``NICE``); containers, then Spark.
+autograder, where it ran alone on an idle machine for ten minutes); containers, then Spark.
 Then, alone, the heavy tests (CPU starvation on every core, a coordinator loading a
 partition of 120,000 transactions: they load the machine on purpose, so never beside the
 main suite's timing-bound tests or the labs' faults). More at once only made each slower:
@@ -49,22 +48,17 @@ class Group:
     lane: int  # groups of one lane run one after the other; lanes run side by side
     workers: int = 0  # xdist workers; 0: one process
     alone: bool = False  # after every other group has ended, with the machine to itself
-    longest: bool = False  # the group the suite waits for: the others run at NICE, it does not
 
 
 SLOW_GROUPS = [
     Group("grader", "grader", lane=1, workers=2),  # gradings wait on rebalances and kills
-    Group("lessons", "lessons", lane=3, longest=True),
+    Group("lessons", "lessons", lane=3),
     Group("heavy", "heavy", lane=1, alone=True),
     Group("containers", "containers", lane=2),
     Group("spark", "spark", lane=2),
 ]
 NOTEBOOKS = Group("notebooks", "labs or browser", lane=0)
 MAIN = Group("main", "", lane=0, workers=2)
-NICE = 5
-"""The other groups' niceness beside the longest one: they have minutes to spare while it
-runs (CI 2026-11-30 12:47: the others done by 1,150 s, the lessons at 1,237 s, beside them
-all the way), and on two cores each CPU-second it waits for is one the whole suite waits."""
 ORDER = [*SLOW_GROUPS, NOTEBOOKS, MAIN]  # marker exclusion order; MAIN takes the rest
 LANE_ORDER = [MAIN, NOTEBOOKS, *SLOW_GROUPS]  # a lane runs its groups in this order
 
@@ -80,8 +74,6 @@ def marker_expression(group: Group, earlier: list[Group]) -> str:
 def command(group: Group, earlier: list[Group]) -> list[str]:
     # the slowest tests at the end of each log: where the suite's time goes, run by run
     args = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--durations=15"]
-    if not group.longest:
-        args = ["nice", "-n", str(NICE), *args]  # its brokers, kernels and JVMs too
     expression = marker_expression(group, earlier)
     if expression:
         args += ["-m", expression]
